@@ -1,0 +1,148 @@
+"""Where the API server comes from: the embedded one (default), or a real cluster.
+
+Upstream counterpart: none in kube-scheduler itself; this is the part of the Go original's
+``scheduler.go`` that starts etcd and kube-apiserver, and of client-go's ``clientcmd`` that
+reads a kubeconfig (``BuildConfigFromFlags``).
+
+``connect()`` yields a ``Cluster`` whose ``api_client`` is an official ``kubernetes`` client.
+With no kubeconfig it starts ``python -m minisched.apiserver`` as a child process and talks to it
+through the kubeconfig that the child writes, exactly as it would talk to a real cluster: the
+scheduler cannot tell the difference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubernetes import client, config
+
+log = logging.getLogger(__name__)
+
+READY_PREFIX = "minisched-apiserver ready "
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be reached or started; the message says what to do."""
+
+
+class EmbeddedServer:
+    """The embedded API server as a child process.
+
+    The child gets its own session, so a Ctrl-C in the terminal reaches only this process,
+    which then stops the scheduler first and the server last. The child also exits when its
+    stdin closes, which is how it notices that this process died without cleaning up.
+    """
+
+    def __init__(self, *extra_args: str, ready_timeout: float = 20.0) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="minisched-")
+        self.kubeconfig = str(Path(self._dir.name) / "kubeconfig")
+        self.extra_args = list(extra_args)
+        self.ready_timeout = ready_timeout
+        self.url = ""
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self) -> EmbeddedServer:
+        cmd = [sys.executable, "-m", "minisched.apiserver", "--port", "0"]
+        cmd += ["--kubeconfig", self.kubeconfig, "--exit-on-stdin-eof", *self.extra_args]
+        self.process = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        line = _readline_with_timeout(self.process, self.ready_timeout)
+        if not line.startswith(READY_PREFIX):
+            self.stop()
+            raise ClusterError(f"the embedded API server did not start: {line!r}")
+        fields = dict(part.split("=", 1) for part in line[len(READY_PREFIX) :].split())
+        self.url, self.kubeconfig = fields["url"], fields["kubeconfig"]
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Terminate the child and wait for it; kill it if it does not go."""
+        proc, self.process = self.process, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout)
+        for stream in (proc.stdin, proc.stdout):
+            if stream:
+                stream.close()
+        self._dir.cleanup()
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _readline_with_timeout(proc: subprocess.Popen[str], timeout: float) -> str:
+    """The child's first stdout line, or "" if it exits or says nothing within ``timeout``."""
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(timeout)
+    return result[0].strip() if result else ""
+
+
+@dataclass
+class Cluster:
+    """An API server to talk to, and how we got there."""
+
+    api_client: client.ApiClient
+    kubeconfig: str
+    context: str | None
+    embedded: bool
+
+    def describe(self) -> str:
+        host = self.api_client.configuration.host
+        if self.embedded:
+            return f"embedded API server at {host}"
+        return f"cluster at {host} (kubeconfig {self.kubeconfig}, context {self.context or 'current'})"
+
+
+@contextlib.contextmanager
+def connect(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    embedded_args: tuple[str, ...] = (),
+) -> Iterator[Cluster]:
+    """Yield a ``Cluster``; start and stop the embedded server when no kubeconfig is given.
+
+    The kubeconfig comes from the argument, else ``$KUBECONFIG``; with neither, the embedded
+    server is started for the duration of the ``with`` block.
+    """
+    kubeconfig = kubeconfig or os.environ.get("KUBECONFIG") or None
+    if kubeconfig is None:
+        with EmbeddedServer(*embedded_args) as server:
+            api_client = config.new_client_from_config(config_file=server.kubeconfig)
+            try:
+                yield Cluster(api_client, server.kubeconfig, None, embedded=True)
+            finally:
+                api_client.close()
+        return
+    try:
+        api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+    except Exception as e:  # a missing file, a bad context, a malformed kubeconfig
+        raise ClusterError(f"cannot load kubeconfig {kubeconfig!r}: {e}") from e
+    try:
+        yield Cluster(api_client, kubeconfig, context, embedded=False)
+    finally:
+        api_client.close()

@@ -1,0 +1,109 @@
+"""The manifest of steps: number, slug, title and what each one adds.
+
+Everything that lists the steps reads this table: the nox sessions (``nox -s stepN``), the
+runner, the README's steps table, the docs tests and the layout tests. A step is *built* when
+its package ``steps/stepN`` exists; the manifest names all eight from the start so that
+``nox -s step8`` can say "not built yet" instead of "no such session".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    slug: str
+    title: str
+    adds: str
+
+    @property
+    def package(self) -> str:
+        """The importable package, e.g. ``steps.step3``."""
+        return f"steps.step{self.number}"
+
+    @property
+    def directory(self) -> Path:
+        return ROOT / "steps" / f"step{self.number}"
+
+    @property
+    def scenario(self) -> str:
+        """The scenario module, e.g. ``scenarios.step3``."""
+        return f"scenarios.step{self.number}"
+
+    @property
+    def chapter(self) -> Path:
+        return ROOT / "docs" / f"step{self.number}-{self.slug}.md"
+
+    @property
+    def built(self) -> bool:
+        return (self.directory / "__init__.py").is_file()
+
+
+STEPS: tuple[Step, ...] = (
+    Step(
+        1,
+        "random",
+        "A random scheduler",
+        "pop a pod from a FIFO, pick a random node, bind it",
+    ),
+    Step(
+        2,
+        "filter",
+        "Filter",
+        "the Filter extension point, NodeUnschedulable and the FitError message",
+    ),
+    Step(
+        3,
+        "score",
+        "Score",
+        "Score and NormalizeScore, the NodeNumber plugin, select_host with a random tie-break",
+    ),
+    Step(
+        4,
+        "prescore",
+        "PreScore",
+        "PreScore and CycleState: NodeNumber computes the pod's number once per cycle",
+    ),
+    Step(
+        5,
+        "permit",
+        "Permit",
+        "Permit and waiting pods; the binding cycle runs off the scheduling thread",
+    ),
+    Step(
+        6,
+        "queue",
+        "The scheduling queue",
+        "activeQ, podBackoffQ and unschedulableQ; every failure re-queues the pod",
+    ),
+    Step(
+        7,
+        "events",
+        "Cluster events",
+        "plugins register cluster events; node events move pods back to the active queue",
+    ),
+    Step(
+        8,
+        "flush",
+        "Flushing the queues",
+        "background loops flush completed backoffs and pods left unschedulable too long",
+    ),
+)
+
+
+def get(number: int) -> Step:
+    """The step with this number; ValueError names the valid ones."""
+    for step in STEPS:
+        if step.number == number:
+            return step
+    raise ValueError(f"no step {number}: steps are 1..{len(STEPS)}")
+
+
+def built() -> list[Step]:
+    """The steps whose package exists, in order."""
+    return [step for step in STEPS if step.built]

@@ -1,0 +1,76 @@
+"""Sessions: ``nox -s step1`` .. ``step8``, ``tests``, ``lint``, ``apiserver``, ``diff``, ``bench``.
+
+Arguments after ``--`` go to the program: ``nox -s step3 -- --seed 7 -v``,
+``nox -s step5 -- --kubeconfig ~/.kube/config --context kind-minisched``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT))
+from minisched.steps import STEPS  # noqa: E402  (the manifest needs no third-party imports)
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["step1"]
+
+TEST_DEPS = [".[dev]"]
+
+
+def install(session: nox.Session, *extra: str) -> None:
+    """Install the project (editable, so code changes need no reinstall) and extras."""
+    session.install("-e", ".", *extra)
+
+
+def make_step_session(number: int, title: str, built: bool) -> None:
+    def step_session(session: nox.Session) -> None:
+        if not built:
+            session.error(f"step {number} ({title}) is not built yet")
+        install(session)
+        session.run("python", "-m", "minisched.runner", str(number), *session.posargs)
+
+    step_session.__doc__ = f"Run step {number}: {title}."
+    nox.session(name=f"step{number}", python=False if not built else None)(step_session)
+
+
+for _step in STEPS:
+    make_step_session(_step.number, _step.title, _step.built)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Lint, then the whole test suite (pytest arguments after --)."""
+    install(session, *TEST_DEPS)
+    session.run("ruff", "format", "--check", ".")
+    session.run("ruff", "check", ".")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Format and lint every file (fixes what ruff can fix)."""
+    session.install("ruff")
+    session.run("ruff", "format", ".")
+    session.run("ruff", "check", "--fix", ".")
+
+
+@nox.session
+def apiserver(session: nox.Session) -> None:
+    """Run the embedded API server in the foreground; kubectl can talk to it."""
+    install(session)
+    kubeconfig = ROOT / ".nox" / "minisched.kubeconfig"
+    session.log(f"point kubectl at it:  kubectl --kubeconfig {kubeconfig} get nodes")
+    session.run(
+        "python",
+        "-m",
+        "minisched.apiserver",
+        "--kubeconfig",
+        str(kubeconfig),
+        *(session.posargs or ["--port", "6443"]),
+    )

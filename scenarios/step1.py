@@ -1,0 +1,28 @@
+"""Step 1: ten nodes, three pods; each pod lands on a node chosen at random (seeded).
+
+Run: ``nox -s step1`` or ``python scenarios/step1.py [--seed N] [--kubeconfig PATH]``.
+"""
+
+from __future__ import annotations
+
+from minisched.scenario import Scenario
+
+
+def run(s: Scenario) -> dict[str, str | None]:
+    nodes = [f"node{i}" for i in range(10)]
+    for name in nodes:
+        s.create_node(name)
+    s.scheduler_has_seen("node", nodes)
+    for name in ("pod1", "pod2", "pod3"):
+        s.create_pod(name)
+    return s.wait_for_bindings()
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from minisched.runner import main
+
+    sys.exit(main(["1", *sys.argv[1:]]))

@@ -1,0 +1,4 @@
+"""The steps: one complete, runnable scheduler per package, each adding one feature.
+
+Steps never import each other; ``diff -ru steps/stepN-1 steps/stepN`` shows one feature.
+"""

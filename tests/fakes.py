@@ -1,0 +1,127 @@
+"""Plain objects for unit tests: pods, nodes, a recorder, and a scheduler with no API server."""
+
+from __future__ import annotations
+
+import random
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+from kubernetes import client
+
+from minisched.clock import FakeClock
+from minisched.informer import meta_namespace_key
+from tests.conftest import step_module
+
+
+def make_pod(
+    name: str,
+    *,
+    namespace: str = "default",
+    uid: str | None = None,
+    tolerations: list[client.V1Toleration] | None = None,
+    priority: int | None = None,
+    node_name: str | None = None,
+) -> client.V1Pod:
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(
+            name=name, namespace=namespace, uid=uid or f"uid-{name}", resource_version="1"
+        ),
+        spec=client.V1PodSpec(
+            containers=[client.V1Container(name="c", image="pause")],
+            scheduler_name="minisched",
+            tolerations=tolerations,
+            priority=priority,
+            node_name=node_name,
+        ),
+    )
+
+
+def make_node(name: str, *, unschedulable: bool = False, taints: Any = None) -> client.V1Node:
+    return client.V1Node(
+        metadata=client.V1ObjectMeta(name=name, resource_version="1"),
+        spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
+    )
+
+
+class ListRecorder:
+    """Keeps every recorded event; ``_lock`` guards ``events`` (binding threads record too)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def record(self, event: str, /, **fields: Any) -> None:
+        with self._lock:
+            self.events.append((event, fields))
+
+    def of(self, event: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [f for e, f in self.events if e == event]
+
+
+class FakeCoreV1Api:
+    """The few CoreV1Api calls a scheduler makes, recorded; binds can be made to fail."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.bindings: list[tuple[str, str]] = []  # (namespace/name, node)
+        self.bound = threading.Condition(self._lock)
+        self.fail_binds = 0  # how many of the next binds answer 409
+        self.calls: list[tuple[str, Any]] = []
+
+    def create_namespaced_pod_binding(self, name: str, namespace: str, body: Any, **_: Any) -> Any:
+        with self._lock:
+            if self.fail_binds:
+                self.fail_binds -= 1
+                raise client.ApiException(status=409, reason="Conflict")
+            self.bindings.append((f"{namespace}/{name}", body.target.name))
+            self.bound.notify_all()
+        return SimpleNamespace(data=b'{"kind":"Status","code":201}')
+
+    def wait_for_bindings(self, count: int, timeout: float = 5.0) -> bool:
+        with self._lock:
+            return self.bound.wait_for(lambda: len(self.bindings) >= count, timeout)
+
+    def __getattr__(self, name: str) -> Any:
+        # Any other call (status patches, events) is recorded and succeeds.
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                self.calls.append((name, args))
+            return None
+
+        return call
+
+
+def offline_scheduler(step: int, *, seed: int = 1, **options: Any) -> Any:
+    """Step ``step``'s real Scheduler, never started: tests fill its caches by hand and call
+    its functions directly. ``sched.client`` is a FakeCoreV1Api."""
+    module = step_module(step, "scheduler")
+    sched = module.Scheduler(
+        client.ApiClient(),
+        rng=random.Random(seed),
+        clock=options.pop("clock", None) or FakeClock(),
+        recorder=ListRecorder(),
+        **options,
+    )
+    sched.client = FakeCoreV1Api()
+    sched.event_recorder = FakeEventRecorder()
+    return sched
+
+
+class FakeEventRecorder:
+    """Keeps (type, reason, message) of every event instead of posting it."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []
+
+    def eventf(self, obj: Any, type_: str, reason: str, action: str, message: str) -> None:
+        self.events.append((type_, reason, message))
+
+    def stop(self) -> None:
+        return None
+
+
+def add_nodes(sched: Any, *nodes: client.V1Node) -> None:
+    for node in nodes:
+        sched.node_informer.store._set(meta_namespace_key(node), node)
