@@ -74,3 +74,10 @@ def apiserver(session: nox.Session) -> None:
         str(kubeconfig),
         *(session.posargs or ["--port", "6443"]),
     )
+
+
+@nox.session
+def diff(session: nox.Session) -> None:
+    """Print the diff between two steps: nox -s diff -- 4 5 (or --write to refresh docs/diffs)."""
+    install(session)
+    session.run("python", "-m", "minisched.stepdiff", *(session.posargs or ["1", "2"]))
