@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -47,12 +48,15 @@ class EmbeddedServer:
         self.kubeconfig = str(Path(self._dir.name) / "kubeconfig")
         self.extra_args = list(extra_args)
         self.ready_timeout = ready_timeout
+        self.token = secrets.token_urlsafe(24)
+        self.port = 0  # 0: let the server pick; restart() reuses the port it picked
         self.url = ""
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> EmbeddedServer:
-        cmd = [sys.executable, "-m", "minisched.apiserver", "--port", "0"]
-        cmd += ["--kubeconfig", self.kubeconfig, "--exit-on-stdin-eof", *self.extra_args]
+        cmd = [sys.executable, "-m", "minisched.apiserver", "--port", str(self.port)]
+        cmd += ["--kubeconfig", self.kubeconfig, "--token", self.token, "--exit-on-stdin-eof"]
+        cmd += self.extra_args
         self.process = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -66,7 +70,18 @@ class EmbeddedServer:
             raise ClusterError(f"the embedded API server did not start: {line!r}")
         fields = dict(part.split("=", 1) for part in line[len(READY_PREFIX) :].split())
         self.url, self.kubeconfig = fields["url"], fields["kubeconfig"]
+        self.port = int(self.url.rsplit(":", 1)[1])
         return self
+
+    def restart(self) -> EmbeddedServer:
+        """Kill the server and start a new, empty one on the same port with the same token:
+        what clients see when a real API server restarts and loses its watch history."""
+        proc = self.process
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            self.process = None
+        return self.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Terminate the child and wait for it; kill it if it does not go."""
@@ -83,13 +98,13 @@ class EmbeddedServer:
         for stream in (proc.stdin, proc.stdout):
             if stream:
                 stream.close()
-        self._dir.cleanup()
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+        self._dir.cleanup()
 
 
 def _readline_with_timeout(proc: subprocess.Popen[str], timeout: float) -> str:
@@ -114,7 +129,9 @@ class Cluster:
         host = self.api_client.configuration.host
         if self.embedded:
             return f"embedded API server at {host}"
-        return f"cluster at {host} (kubeconfig {self.kubeconfig}, context {self.context or 'current'})"
+        return (
+            f"cluster at {host} (kubeconfig {self.kubeconfig}, context {self.context or 'current'})"
+        )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,175 @@
+"""The informer against the embedded API server: list, watch, handler order, relist on 410,
+reconnect after the server restarts, filtering handlers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client, config
+
+from minisched.cluster import EmbeddedServer
+from minisched.informer import (
+    DeletedFinalStateUnknown,
+    FilteringResourceEventHandler,
+    Informer,
+    ResourceEventHandler,
+)
+
+TIMEOUT = 10.0
+
+
+class Events:
+    """Handler calls as (what, name) in order; ``_cond`` guards ``seen``."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.seen: list[tuple[str, str]] = []
+
+    def handler(self, tag: str = "") -> ResourceEventHandler:
+        return ResourceEventHandler(
+            on_add=lambda o: self._add(tag + "add", o),
+            on_update=lambda old, new: self._add(tag + "update", new),
+            on_delete=lambda o: self._add(
+                tag + ("delete-tombstone" if isinstance(o, DeletedFinalStateUnknown) else "delete"),
+                o,
+            ),
+        )
+
+    def _add(self, what: str, obj: Any) -> None:
+        name = obj.key if isinstance(obj, DeletedFinalStateUnknown) else obj.metadata.name
+        with self._cond:
+            self.seen.append((what, name))
+            self._cond.notify_all()
+
+    def wait_for(self, item: tuple[str, str], timeout: float = TIMEOUT) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: item in self.seen, timeout)
+
+
+def node(name: str, **labels: str) -> client.V1Node:
+    return client.V1Node(metadata=client.V1ObjectMeta(name=name, labels=labels or None))
+
+
+@pytest.fixture
+def server() -> Iterator[EmbeddedServer]:
+    with EmbeddedServer("--watch-history", "4") as s:
+        yield s
+
+
+@pytest.fixture
+def core(server: EmbeddedServer) -> Iterator[client.CoreV1Api]:
+    api = config.new_client_from_config(config_file=server.kubeconfig)
+    yield client.CoreV1Api(api)
+    api.close()
+
+
+def start(core: client.CoreV1Api, *handlers: ResourceEventHandler, **kw: Any) -> Informer:
+    inf: Informer = Informer(core.list_node, client.V1Node, **kw)
+    for h in handlers:
+        inf.add_event_handler(h)
+    inf.start()
+    assert inf.wait_for_cache_sync(TIMEOUT)
+    return inf
+
+
+def test_list_then_watch_calls_handlers_in_registration_order(core: client.CoreV1Api) -> None:
+    core.create_node(node("a"))
+    events = Events()
+    inf = start(core, events.handler("first-"), events.handler("second-"))
+    try:
+        assert events.seen == [("first-add", "a"), ("second-add", "a")]
+        core.patch_node("a", {"metadata": {"labels": {"x": "1"}}})
+        core.delete_node("a")
+        assert events.wait_for(("second-delete", "a"))
+        assert events.seen[2:] == [
+            ("first-update", "a"),
+            ("second-update", "a"),
+            ("first-delete", "a"),
+            ("second-delete", "a"),
+        ]
+        assert inf.store.list() == []
+    finally:
+        inf.stop()
+
+
+def test_relists_when_its_version_fell_out_of_the_watch_history(core: client.CoreV1Api) -> None:
+    events = Events()
+    inf = start(core, events.handler())
+    try:
+        core.create_node(node("a"))
+        assert events.wait_for(("add", "a"))
+        # Pretend we slept through many changes: our version is older than the server's
+        # history (4 events here), so the next watch must end in 410 and a relist.
+        for i in range(6):
+            core.create_node(node(f"filler{i}"))
+        assert events.wait_for(("add", "filler5"))
+        relists = inf.relists
+        inf.last_sync_resource_version = "1"
+        inf._cut_watch()
+        core.delete_node("a")
+        assert inf.store.wait_until(
+            lambda items: "a" not in items and inf.relists > relists, TIMEOUT
+        )
+        assert inf.relists == relists + 1
+        assert sorted(inf.store.list_keys()) == [f"filler{i}" for i in range(6)]
+    finally:
+        inf.stop()
+
+
+def test_reconnects_and_relists_after_the_server_restarts(server: EmbeddedServer) -> None:
+    api = config.new_client_from_config(config_file=server.kubeconfig)
+    core = client.CoreV1Api(api)
+    core.create_node(node("before"))
+    events = Events()
+    inf = start(core, events.handler())
+    try:
+        server.restart()  # a new, empty store, on the same address
+        core.create_node(node("after"))
+        # The old version means nothing to the new server: the informer lists again and
+        # learns that "before" is gone without ever seeing its DELETE event.
+        assert events.wait_for(("delete-tombstone", "before"))
+        assert events.wait_for(("add", "after"))
+        assert inf.store.list_keys() == ["after"]
+    finally:
+        inf.stop()
+        api.close()
+
+
+def test_filtering_handler_turns_entering_and_leaving_the_filter_into_add_and_delete(
+    core: client.CoreV1Api,
+) -> None:
+    events = Events()
+    inf = start(
+        core,
+        FilteringResourceEventHandler(
+            lambda n: (n.metadata.labels or {}).get("pick") == "yes", events.handler()
+        ),
+    )
+    try:
+        core.create_node(node("n"))
+        core.patch_node("n", {"metadata": {"labels": {"pick": "yes"}}})
+        assert events.wait_for(("add", "n"))
+        core.patch_node("n", {"metadata": {"labels": {"pick": "no"}}})
+        assert events.wait_for(("delete", "n"))
+        assert events.seen == [("add", "n"), ("delete", "n")]
+    finally:
+        inf.stop()
+
+
+def test_label_selector_limits_what_the_informer_sees(core: client.CoreV1Api) -> None:
+    core.create_node(node("mine", team="a"))
+    core.create_node(node("theirs", team="b"))
+    inf = start(core, label_selector="team=a")
+    try:
+        assert inf.store.list_keys() == ["mine"]
+    finally:
+        inf.stop()
+
+
+def test_stop_interrupts_a_blocked_watch_promptly(core: client.CoreV1Api) -> None:
+    inf = start(core)
+    inf.stop(timeout=3)
+    assert inf._thread is not None and not inf._thread.is_alive()
