@@ -153,7 +153,7 @@ class Report:
     # --- the summary --------------------------------------------------------------------------
 
     def bindings_table(self, bindings: dict[str, str | None], title: str = "Bindings") -> Table:
-        table = Table(title=title)
+        table = Table(title=title, title_justify="left", min_width=len(title))
         table.add_column("pod")
         table.add_column("node")
         table.add_column("why")
@@ -183,19 +183,23 @@ class Report:
 
     def why_this_node(self, pod: str) -> Table:
         """Per node: which filter rejected it, or its score per plugin (the simulator's view)."""
-        table = Table(title=f"Why this node: {pod}")
+        title = f"Why this node: {pod}"
+        table = Table(title=title, title_justify="left", min_width=len(title))
         table.add_column("node")
         table.add_column("filter")
         table.add_column("scores")
         with self._lock:
             view = self._find(pod) or PodView()
-            nodes = sorted(set(view.filters) | set(view.scores), key=_natural)
+            # The selected node too: it has no scores when it was the only one to pass.
+            passed = set(view.scores) | ({view.selected} if view.selected else set())
+            nodes = sorted(set(view.filters) | passed, key=_natural)
             for node in nodes:
                 if node in view.filters:
                     plugin, reason = view.filters[node]
                     table.add_row(node, f"{plugin}: {reason}", "")
                 else:
-                    scores = ", ".join(f"{p} {s}" for p, s in sorted(view.scores[node].items()))
+                    per_plugin = sorted(view.scores.get(node, {}).items())
+                    scores = ", ".join(f"{p} {s}" for p, s in per_plugin)
                     mark = " <- selected" if node == view.selected else ""
                     table.add_row(node, "passed", scores + mark)
         return table

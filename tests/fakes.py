@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 import threading
 from types import SimpleNamespace
@@ -9,6 +10,7 @@ from typing import Any
 
 from kubernetes import client
 
+from minisched import steps
 from minisched.clock import FakeClock
 from minisched.informer import meta_namespace_key
 from tests.conftest import step_module
@@ -125,3 +127,47 @@ class FakeEventRecorder:
 def add_nodes(sched: Any, *nodes: client.V1Node) -> None:
     for node in nodes:
         sched.node_informer.store._set(meta_namespace_key(node), node)
+
+
+# --- the scheduling framework (steps 2 and later) ---------------------------------------------
+
+
+def has_module(step: int, module: str) -> bool:
+    """Whether step ``step`` has ``steps.stepN.<module>`` (its concept has arrived)."""
+    return (steps.get(step).directory / f"{module.replace('.', '/')}.py").is_file()
+
+
+def cycle_args(step: int) -> tuple[Any, ...]:
+    """The leading CycleState argument of the plugin and framework calls, for the steps that
+    have one: ``fwk.run_filter_plugins(*cycle_args(step), pod, node)`` works in every step."""
+    if has_module(step, "cycle_state"):
+        return (step_module(step, "cycle_state").CycleState(),)
+    return ()
+
+
+def new_framework(step: int, registry: dict[str, Any], **extension_points: Any) -> Any:
+    """Step ``step``'s Framework with these plugins: ``new_framework(n, reg, filter=["A"])``;
+    a ``(name, weight)`` pair enables a Score plugin with a weight.
+
+    A ``clock`` keyword (default: a new FakeClock) is passed to the steps whose Framework
+    takes one.
+    """
+    runtime = step_module(step, "runtime")
+    clock = extension_points.pop("clock", None) or FakeClock()
+
+    def enabled(n: str | tuple[str, int]) -> Any:
+        return runtime.EnabledPlugin(*n) if isinstance(n, tuple) else runtime.EnabledPlugin(n)
+
+    profile = runtime.Plugins(
+        **{point: [enabled(n) for n in names] for point, names in extension_points.items()}
+    )
+    if "clock" in inspect.signature(runtime.Framework).parameters:
+        return runtime.Framework(registry, profile, clock=clock)
+    return runtime.Framework(registry, profile)
+
+
+def drive(sched: Any, bindings: int, *, seconds: float = 15.0) -> bool:
+    """Let ``bindings`` bindings happen: advance the FakeClock past every permit wait (a no-op
+    before Permit exists), then wait for the binding threads."""
+    sched.clock.advance(seconds)
+    return sched.client.wait_for_bindings(bindings)

@@ -32,6 +32,11 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
         lambda b: list(b.values()) == _random_nodes(SEED, 3, 10),
         ["bound    minisched-random-"],
     ),
+    2: (
+        # pod1 fits node10 only; pod-tolerant passes everywhere: one randrange(11).
+        lambda b: b == {"pod1": "node10", "pod-tolerant": _random_nodes(SEED, 1, 11)[0]},
+        ["NodeUnschedulable: node(s) were unschedulable", "bound    minisched-filter-"],
+    ),
 }
 
 
