@@ -26,6 +26,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -278,15 +279,19 @@ class Informer(Generic[T]):
         )
         with self._resp_lock:
             self._resp = resp
+        started, events = time.monotonic(), 0
         try:
             if self._stop.is_set():
                 return False
             for event in _json_lines(resp):
                 if self._stop.is_set():
                     return False
+                events += 1
                 if self._handle(event):
                     return True
-            return False
+            # client-go: a watch that closes within a second without a single event means
+            # something is wrong on the server side; start over with a list.
+            return events == 0 and time.monotonic() - started < 1.0
         finally:
             with self._resp_lock:
                 self._resp = None

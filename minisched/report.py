@@ -153,7 +153,7 @@ class Report:
     # --- the summary --------------------------------------------------------------------------
 
     def bindings_table(self, bindings: dict[str, str | None], title: str = "Bindings") -> Table:
-        table = Table(title=title)
+        table = Table(title=title, title_justify="left", min_width=len(title))
         table.add_column("pod")
         table.add_column("node")
         table.add_column("why")
@@ -183,7 +183,8 @@ class Report:
 
     def why_this_node(self, pod: str) -> Table:
         """Per node: which filter rejected it, or its score per plugin (the simulator's view)."""
-        table = Table(title=f"Why this node: {pod}")
+        title = f"Why this node: {pod}"
+        table = Table(title=title, title_justify="left", min_width=len(title))
         table.add_column("node")
         table.add_column("filter")
         table.add_column("scores")
