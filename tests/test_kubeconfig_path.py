@@ -1,0 +1,119 @@
+"""The real-cluster path, tested in CI: the embedded server as a separate process, reached only
+through a kubeconfig file, exactly as a kind cluster or any other cluster would be."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client, config, watch
+
+from minisched.cluster import EmbeddedServer
+from minisched.scenario import SCENARIO_LABEL
+
+TIMEOUT = 60
+
+
+@pytest.fixture
+def cluster() -> Iterator[tuple[EmbeddedServer, client.CoreV1Api]]:
+    with EmbeddedServer() as server:
+        api = config.new_client_from_config(config_file=server.kubeconfig)
+        yield server, client.CoreV1Api(api)
+        api.close()
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def leftovers(core: client.CoreV1Api) -> list[str]:
+    """Scenario objects still alive: labelled nodes, pods, namespaces not being deleted."""
+    found = [f"node/{n.metadata.name}" for n in core.list_node(label_selector=SCENARIO_LABEL).items]
+    for ns in core.list_namespace(label_selector=SCENARIO_LABEL).items:
+        if ns.status.phase != "Terminating":
+            found.append(f"namespace/{ns.metadata.name}")
+        found += [
+            f"pod/{p.metadata.name}" for p in core.list_namespaced_pod(ns.metadata.name).items
+        ]
+    return found
+
+
+def test_scenario_through_a_kubeconfig_uses_only_its_nodes_and_cleans_up(cluster) -> None:  # type: ignore[no-untyped-def]
+    server, core = cluster
+    # A node the scenario did not create, schedulable, with a digit at the end: the runner's
+    # scheduler must not use it (it only considers nodes labelled minisched.io/scenario).
+    core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name="their-node9")))
+    done = run("-m", "minisched.runner", "1", "--kubeconfig", server.kubeconfig)
+    assert done.returncode == 0, done.stderr
+    assert f"cluster at {server.url}" in done.stdout
+    for pod in ("pod1", "pod2", "pod3"):
+        assert f"/{pod} -> node" in done.stdout
+    assert "their-node9" not in done.stdout
+    assert leftovers(core) == []
+    assert [n.metadata.name for n in core.list_node().items] == ["their-node9"]
+
+
+def test_kubeconfig_from_the_environment(cluster) -> None:  # type: ignore[no-untyped-def]
+    server, core = cluster
+    done = run("-m", "minisched.runner", "1", env={"KUBECONFIG": server.kubeconfig})
+    assert done.returncode == 0, done.stderr
+    assert f"cluster at {server.url}" in done.stdout
+    assert leftovers(core) == []
+
+
+def test_a_bad_kubeconfig_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    missing = tmp_path / "nope"
+    done = run("-m", "minisched.runner", "1", "--kubeconfig", str(missing))
+    assert done.returncode == 1
+    assert "cannot load kubeconfig" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_scheduler_alone_binds_only_pods_that_ask_for_it(cluster) -> None:  # type: ignore[no-untyped-def]
+    server, core = cluster
+    core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name="node0")))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "steps.step1", "--kubeconfig", server.kubeconfig],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for name, scheduler in (("theirs", "default-scheduler"), ("ours", "minisched")):
+            core.create_namespaced_pod(
+                "default",
+                client.V1Pod(
+                    metadata=client.V1ObjectMeta(name=name),
+                    spec=client.V1PodSpec(
+                        scheduler_name=scheduler,
+                        containers=[client.V1Container(name="c", image="pause")],
+                    ),
+                ),
+            )
+        w = watch.Watch()
+        bound = None
+        for event in w.stream(
+            core.list_namespaced_pod,
+            "default",
+            field_selector="metadata.name=ours",
+            timeout_seconds=30,
+        ):
+            if event["object"].spec.node_name:
+                bound = event["object"].spec.node_name
+                w.stop()
+        assert bound == "node0"
+        assert core.read_namespaced_pod("theirs", "default").spec.node_name is None
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out
