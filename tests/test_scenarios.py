@@ -25,6 +25,10 @@ def _random_nodes(seed: int, pods: int, nodes: int) -> list[str]:
     return [f"node{rng.randrange(nodes)}" for _ in range(pods)]
 
 
+def _nodes(first: int, last: int) -> set[str]:
+    return {f"node{i}" for i in range(first, last)}
+
+
 # step -> a check of the bindings, and lines the report must print.
 EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] = {
     1: (
@@ -36,6 +40,11 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
         # pod1 fits node10 only; pod-tolerant passes everywhere: one randrange(11).
         lambda b: b == {"pod1": "node10", "pod-tolerant": _random_nodes(SEED, 1, 11)[0]},
         ["NodeUnschedulable: node(s) were unschedulable", "bound    minisched-filter-"],
+    ),
+    3: (
+        # pod8 scores 100 on node8; pod1 ties on node5..node9: seed 1 picks node8.
+        lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
+        ["NodeNumber 100 <- selected", "bound    minisched-score-"],
     ),
 }
 

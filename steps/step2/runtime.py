@@ -14,7 +14,6 @@ from typing import Any
 from kubernetes.client import V1Node, V1Pod
 
 from . import framework
-from .framework import PluginToStatus
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +74,7 @@ class Framework:
         self,
         pod: V1Pod,
         node: V1Node,
-    ) -> PluginToStatus:
+    ) -> framework.PluginToStatus:
         """Run the Filter plugins in order for one node; stop at the first rejection.
 
         A plugin that returns anything but Success or Unschedulable* is an error: the result is
@@ -84,14 +83,14 @@ class Framework:
         Upstream: RunFilterPlugins with runAllFilters false (the default), so only the first
         failing plugin's reasons are kept for the node; the plugin order decides the message.
         """
-        statuses = PluginToStatus()
+        statuses = framework.PluginToStatus()
         for pl in self.filter_plugins:
             status = pl.filter(pod, node)
             if status.is_success():
                 continue
             if not status.is_unschedulable():
                 err = Exception(f'running "{pl.name()}" filter plugin: {status.as_error()}')
-                return PluginToStatus(
+                return framework.PluginToStatus(
                     {pl.name(): framework.as_status(err).with_failed_plugin(pl.name())}
                 )
             statuses[pl.name()] = status.with_failed_plugin(pl.name())

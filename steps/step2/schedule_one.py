@@ -1,10 +1,11 @@
-"""One scheduling attempt for one pod: filter the nodes, pick one, bind the pod to it.
+"""One scheduling attempt for one pod: find the node for it, and bind the pod there.
 
-Upstream: pkg/scheduler/schedule_one.go (scheduleOne, bind); in v1.23 these lived in
-pkg/scheduler/scheduler.go (scheduleOne, recordSchedulingFailure, updatePod) and
-generic_scheduler.go (Schedule, findNodesThatFitPod), with the error func in factory.go
-(MakeDefaultErrorFunc) and binding in the DefaultBinder plugin
-(pkg/scheduler/framework/plugins/defaultbinder).
+Upstream, at v1.23 (later releases moved most of it to pkg/scheduler/schedule_one.go):
+
+- pkg/scheduler/scheduler.go: scheduleOne, recordSchedulingFailure, updatePod;
+- pkg/scheduler/generic_scheduler.go: Schedule, findNodesThatFitPod;
+- pkg/scheduler/factory.go: MakeDefaultErrorFunc;
+- pkg/scheduler/framework/plugins/defaultbinder: DefaultBinder.Bind.
 """
 
 from __future__ import annotations
