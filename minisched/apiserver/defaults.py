@@ -47,6 +47,10 @@ _POD_STATUS_ORDER = (
 ).split()
 
 
+# Metadata fields that Go leaves out when empty (``omitempty`` maps and slices).
+_OMIT_EMPTY = {"labels", "annotations", "finalizers", "ownerReferences", "generateName"}
+
+
 def ordered(obj: JSON, order: list[str]) -> JSON:
     """Return ``obj`` with keys in ``order`` first (unknown keys keep their place after them)."""
     out = {k: obj[k] for k in order if k in obj}
@@ -58,7 +62,8 @@ def order_object(kind: str, obj: JSON) -> JSON:
     """Top-level layout kind, apiVersion, metadata, then the rest, as the real server writes."""
     out: JSON = {"kind": kind, "apiVersion": "v1"}
     if "metadata" in obj:
-        out["metadata"] = ordered(obj["metadata"], _META_ORDER)
+        meta = {k: v for k, v in obj["metadata"].items() if k not in _OMIT_EMPTY or v}
+        out["metadata"] = ordered(meta, _META_ORDER)
     out.update((k, v) for k, v in obj.items() if k not in out)
     if kind == "Pod":
         spec = out.get("spec")
@@ -69,10 +74,23 @@ def order_object(kind: str, obj: JSON) -> JSON:
                         ordered(c, _CONTAINER_ORDER) if isinstance(c, dict) else c
                         for c in spec[key]
                     ]
+            if not spec.get("nodeSelector"):
+                spec.pop("nodeSelector", None)
             out["spec"] = ordered(spec, _POD_SPEC_ORDER)
         if isinstance(out.get("status"), dict):
+            _null_times(out["status"], ("lastProbeTime", "lastTransitionTime"))
             out["status"] = ordered(out["status"], _POD_STATUS_ORDER)
+    elif kind == "Node" and isinstance(out.get("status"), dict):
+        _null_times(out["status"], ("lastHeartbeatTime", "lastTransitionTime"))
     return out
+
+
+def _null_times(status: JSON, keys: tuple[str, ...]) -> None:
+    """Condition timestamps are Go ``metav1.Time`` structs: serialized as null when unset."""
+    for cond in status.get("conditions") or []:
+        if isinstance(cond, dict):
+            for key in keys:
+                cond.setdefault(key, None)
 
 
 # --------------------------------------------------------------------------------------------

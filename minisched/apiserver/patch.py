@@ -133,7 +133,9 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
 def json_patch(target: Any, operations: Any) -> Any:
     """Apply an RFC 6902 patch (add, remove, replace, move, copy, test)."""
     if not isinstance(operations, list):
-        raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        raise errors.bad_request(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+        )
     doc = copy.deepcopy(target)
     for op in operations:
         if not isinstance(op, dict) or not isinstance(op.get("op"), str):

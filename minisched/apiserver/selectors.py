@@ -113,6 +113,10 @@ def _validate_label_value(value: str) -> None:
         )
 
 
+def _requirement_error(detail: str) -> errors.ApiError:
+    return errors.bad_request(f"unable to parse requirement: {detail}")
+
+
 def parse_label_selector(text: str | None) -> list[LabelRequirement]:
     """Parse ``app=web,tier in (fe,be),!legacy``; raise a 400 ``ApiError`` when malformed."""
     if not text or not text.strip():
@@ -130,7 +134,9 @@ def parse_label_selector(text: str | None) -> list[LabelRequirement]:
             pos += 1
             kind, word = peek()
             if kind != "ident":
-                raise errors.bad_request(f"unable to parse requirement: found '{word}', expected: identifier")
+                raise errors.bad_request(
+                    f"unable to parse requirement: found '{word}', expected: identifier"
+                )
             _validate_label_key(word)
             pos += 1
             reqs.append(LabelRequirement(word, "!"))
@@ -177,23 +183,19 @@ def parse_label_selector(text: str | None) -> list[LabelRequirement]:
                     if kind == ")":
                         pos += 1
                         break
-                    raise errors.bad_request(
-                        f"unable to parse requirement: found '{value}', expected: ',', ')' or identifier"
-                    )
+                    raise _requirement_error(f"found '{value}', expected: ',', ')' or identifier")
                 reqs.append(LabelRequirement(key, word, tuple(values)))
             elif kind == "op" and word in (">", "<"):
                 pos += 1
                 kind, value = peek()
                 if kind != "ident" or not re.fullmatch(r"-?\d+", value):
-                    raise errors.bad_request(
-                        f"unable to parse requirement: for 'gt', 'lt' operators, the value must be an integer"
+                    raise _requirement_error(
+                        "for 'gt', 'lt' operators, the value must be an integer"
                     )
                 pos += 1
                 reqs.append(LabelRequirement(key, "gt" if word == ">" else "lt", (value,)))
             else:
-                raise errors.bad_request(
-                    f"unable to parse requirement: found '{word}', expected: in, notin, =, ==, !=, gt, lt"
-                )
+                raise _requirement_error(f"found '{word}', expected: in, notin, =, ==, !=, gt, lt")
         else:
             raise errors.bad_request(f"found '{word}', expected: !, identifier, or 'end of string'")
         kind, word = peek()

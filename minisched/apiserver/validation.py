@@ -16,7 +16,6 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from . import errors
 from .errors import FieldError
 
 JSON = dict[str, Any]
@@ -246,42 +245,46 @@ class DecodeError(ValueError):
     """A body whose JSON types do not fit the Go struct (answered as a 400 BadRequest)."""
 
 
+def _mismatch(value: Any, path: str, go_type: str) -> DecodeError:
+    return DecodeError(
+        f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type {go_type}"
+    )
+
+
 def _check(value: Any, schema: Any, path: str) -> None:
     if value is None or schema == _ANY:
         return  # null is the zero value in Go: always accepted
     if isinstance(schema, dict):
         if not isinstance(value, dict):
-            raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type struct")
+            raise _mismatch(value, path, "struct")
         for key, sub in schema.items():
             if key in value:
                 _check(value[key], sub, f"{path}.{key}")
         return
     if isinstance(schema, list):
         if not isinstance(value, list):
-            raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type []")
+            raise _mismatch(value, path, "[]")
         for item in value:
             _check(item, schema[0], path)
         return
     if schema == _STR and not isinstance(value, str):
-        raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type string")
+        raise _mismatch(value, path, "string")
     if schema == _INT and (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
         or (isinstance(value, float) and not value.is_integer())
         or abs(value) > 2**63
     ):
-        raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type int64")
+        raise _mismatch(value, path, "int64")
     if schema == _BOOL and not isinstance(value, bool):
-        raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type bool")
+        raise _mismatch(value, path, "bool")
     if schema in ("map", "strmap", "quantities"):
         if not isinstance(value, dict):
-            raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type map")
+            raise _mismatch(value, path, "map")
         if schema == "strmap":
             for k, v in value.items():
                 if not isinstance(v, str):
-                    raise DecodeError(
-                        f"json: cannot unmarshal {_json_type(v)} into Go struct field {path}.{k} of type string"
-                    )
+                    raise _mismatch(v, path + "." + str(k), "string")
         if schema == "quantities":
             for v in value.values():
                 try:
@@ -330,6 +333,11 @@ def name_errors(name: str, field: str, rule: str, *, prefix: bool = False) -> li
     """DNS-1123 label or subdomain check; with ``prefix`` a trailing '-' is allowed
     (upstream's ``maskTrailingDash`` for generateName)."""
     checked = name[:-1] if prefix and len(name) > 1 and name.endswith("-") else name
+    if rule == "path":
+        # Event names: any valid path segment (upstream ValidatePathSegmentName).
+        if name in (".", "..") or "/" in name or "%" in name:
+            return [FieldError("Invalid", field, 'may not contain "/" or "%"', name)]
+        return []
     if rule == "label":
         if len(checked) > 63 or not _DNS_LABEL.match(checked):
             return [FieldError("Invalid", field, DNS_LABEL_MSG, name)]
@@ -354,9 +362,7 @@ def metadata_errors(meta: JSON, name_rule: str) -> list[FieldError]:
         errs += name_errors(generate, "metadata.generateName", name_rule, prefix=True)
     name = meta.get("name") or ""
     if not name:
-        errs.append(
-            FieldError("Required", "metadata.name", "name or generateName is required")
-        )
+        errs.append(FieldError("Required", "metadata.name", "name or generateName is required"))
     else:
         errs += name_errors(name, "metadata.name", name_rule)
     for key, value in (meta.get("labels") or {}).items():
@@ -467,7 +473,7 @@ def pod_update_errors(old: JSON, new: JSON) -> list[FieldError]:
     munged = dict(old_spec)
     for key in ("containers", "initContainers"):
         old_list, new_list = old_spec.get(key) or [], new_spec.get(key) or []
-        if len(old_list) == len(new_list):
+        if key in old_spec and len(old_list) == len(new_list):
             munged[key] = [
                 {**o, "image": n.get("image")} for o, n in zip(old_list, new_list, strict=True)
             ]
@@ -477,11 +483,21 @@ def pod_update_errors(old: JSON, new: JSON) -> list[FieldError]:
         else:
             munged.pop(key, None)
     old_grace = old_spec.get("terminationGracePeriodSeconds")
-    if isinstance(old_grace, int) and old_grace < 0 and new_spec.get("terminationGracePeriodSeconds") == 1:
+    if (
+        isinstance(old_grace, int)
+        and old_grace < 0
+        and new_spec.get("terminationGracePeriodSeconds") == 1
+    ):
         munged["terminationGracePeriodSeconds"] = 1
     new_gates = new_spec.get("schedulingGates") or []
     if any(g not in (old_spec.get("schedulingGates") or []) for g in new_gates):
-        return [FieldError("Forbidden", "spec.schedulingGates", "only deletion is allowed, but found new scheduling gate")]
+        return [
+            FieldError(
+                "Forbidden",
+                "spec.schedulingGates",
+                "only deletion is allowed, but found new scheduling gate",
+            )
+        ]
     if munged != new_spec:
         changed = sorted(k for k in set(munged) | set(new_spec) if munged.get(k) != new_spec.get(k))
         detail = POD_UPDATE_FORBIDDEN + "\n  changed: " + ", ".join(f"spec.{k}" for k in changed)
@@ -500,9 +516,7 @@ def binding_errors(binding: JSON) -> list[FieldError]:
     kind = target.get("kind") or ""
     if kind not in ("", "Node"):
         return [
-            FieldError(
-                "Unsupported", "target.kind", 'supported values: "Node", "<empty>"', kind
-            )
+            FieldError("Unsupported", "target.kind", 'supported values: "Node", "<empty>"', kind)
         ]
     if not target.get("name"):
         return [FieldError("Required", "target.name")]

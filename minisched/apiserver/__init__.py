@@ -1,0 +1,44 @@
+"""The embedded Kubernetes API server (the part of a control plane a scheduler talks to).
+
+Upstream: ``kube-apiserver`` with etcd (``k8s.io/apiserver``, ``pkg/registry/core``). It serves
+the real REST API (discovery, namespaces, nodes, pods with ``/status`` and ``/binding``, the
+legacy ``bindings`` endpoint, core/v1 events) so the unmodified official ``kubernetes`` client
+and ``kubectl`` work against it. The recorded exchanges in ``tests/fixtures/conformance`` are its
+specification.
+
+Modules, in the order a request meets them:
+
+- ``__main__``: the process (``python -m minisched.apiserver``): flags, kubeconfig, ready line,
+  signals.
+- ``server``: HTTP (aiohttp): authentication, routing, content negotiation, handlers, watch
+  streams; ``Server`` to run it in-process.
+- ``registry``: what each verb does to each resource (create, update, patch, delete, bind).
+- ``defaults`` and ``validation``: the fields the server fills in, and what it rejects.
+- ``patch``: merge patch, JSON patch, strategic merge patch.
+- ``selectors``: label and field selectors.
+- ``store``: objects, the resourceVersion counter, watch history and fan-out.
+- ``discovery``, ``table``, ``errors``: discovery documents, ``kubectl get`` tables, Status
+  bodies.
+
+Process contract (``minisched.cluster`` relies on it)::
+
+    python -m minisched.apiserver [--host 127.0.0.1] [--port 0] [--kubeconfig PATH]
+        [--token TOKEN] [--watch-history N] [--exit-on-stdin-eof]
+
+prints exactly one line ``minisched-apiserver ready url=http://127.0.0.1:PORT
+kubeconfig=/abs/path`` on stdout when it accepts requests; logs go to stderr; SIGTERM and SIGINT
+stop it with exit status 0.
+
+In-process API (tests, benchmark)::
+
+    from minisched.apiserver.server import Server
+    server = Server(port=0).start_in_thread()   # server.url, server.token
+    server.stop_thread()
+
+Test-only flags: ``--fail-binding-fraction F`` (with ``--seed``) answers that fraction of
+bindings with ``503 ServiceUnavailable``; ``--test-endpoints`` enables ``POST
+/minisched/compact`` (forget the watch history, like an etcd compaction).
+
+Not implemented: a kubelet (bound pods stay Pending; see DESIGN.md), server-side apply, dry run,
+protobuf and YAML bodies, aggregated discovery, OpenAPI documents.
+"""

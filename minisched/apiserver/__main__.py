@@ -1,0 +1,217 @@
+"""``python -m minisched.apiserver``: run the embedded API server as its own process.
+
+Upstream: ``cmd/kube-apiserver`` (flags, ``--bind-address``, serving until SIGTERM). The process
+contract that ``minisched.cluster`` relies on:
+
+- ``--port 0`` picks a free port; ``--host`` must be a loopback address unless
+  ``--allow-non-loopback`` is given (then a warning goes to stderr);
+- a kubeconfig (cluster, user and context all named ``minisched``) is written atomically with
+  mode 0600 to ``--kubeconfig`` or to a fresh temporary directory (removed again at exit);
+- exactly one line on stdout when ready:
+  ``minisched-apiserver ready url=http://127.0.0.1:PORT kubeconfig=/abs/path``;
+- logs on stderr only; SIGTERM/SIGINT (and stdin EOF with ``--exit-on-stdin-eof``) stop it
+  promptly with exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import logging
+import os
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+
+from .server import Server
+
+log = logging.getLogger("minisched.apiserver")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m minisched.apiserver",
+        description="The minisched embedded Kubernetes API server.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback only)")
+    p.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one")
+    p.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp dir)")
+    p.add_argument("--token", help="the bearer token clients must send (default: random)")
+    p.add_argument(
+        "--watch-history",
+        type=int,
+        default=5000,
+        help="events kept for watches that resume from a resourceVersion (older: 410 Gone)",
+    )
+    p.add_argument(
+        "--watcher-queue",
+        type=int,
+        default=2000,
+        help="events buffered per watcher; a watcher falling further behind is ended",
+    )
+    p.add_argument(
+        "--bookmark-interval",
+        type=float,
+        default=60.0,
+        help="seconds between heartbeat bookmarks on watches that allow them",
+    )
+    p.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="exit when stdin is closed (the parent process died)",
+    )
+    p.add_argument(
+        "--allow-non-loopback",
+        action="store_true",
+        help="allow --host to be a non-loopback address (plain HTTP: anyone on the network "
+        "who learns the token controls the cluster)",
+    )
+    p.add_argument(
+        "--fail-binding-fraction",
+        type=float,
+        default=0.0,
+        help="TEST ONLY: answer this fraction of bindings with 503 ServiceUnavailable",
+    )
+    p.add_argument("--seed", type=int, help="seed for generated names, uids and injected faults")
+    p.add_argument(
+        "--test-endpoints",
+        action="store_true",
+        help="TEST ONLY: enable POST /minisched/compact (forget the watch history)",
+    )
+    p.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    return p.parse_args(argv)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def kubeconfig_text(url: str, token: str) -> str:
+    """A kubeconfig in YAML (written by hand: no YAML library is imported at startup)."""
+    return f"""apiVersion: v1
+kind: Config
+clusters:
+- name: minisched
+  cluster:
+    server: "{url}"
+users:
+- name: minisched
+  user:
+    token: "{token}"
+contexts:
+- name: minisched
+  context:
+    cluster: minisched
+    user: minisched
+current-context: minisched
+preferences: {{}}
+"""
+
+
+def write_private_file(path: str, text: str) -> None:
+    """Write ``text`` atomically (temp file + rename) with mode 0600."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".kubeconfig-", dir=directory)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
+    server = Server(
+        args.host,
+        args.port,
+        token=args.token or secrets.token_urlsafe(32),
+        watch_history=args.watch_history,
+        watcher_queue=args.watcher_queue,
+        bookmark_interval=args.bookmark_interval,
+        fail_binding_fraction=args.fail_binding_fraction,
+        seed=args.seed,
+        test_endpoints=args.test_endpoints,
+    )
+    await server.start()
+    write_private_file(kubeconfig, kubeconfig_text(server.url, server.token))
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if args.exit_on_stdin_eof:
+
+        def watch_stdin() -> None:
+            try:
+                while sys.stdin.buffer.read1(65536):
+                    pass
+            except (OSError, ValueError):
+                pass
+            loop.call_soon_threadsafe(stop.set)
+
+        threading.Thread(target=watch_stdin, name="stdin-eof", daemon=True).start()
+
+    sys.stdout.write(f"minisched-apiserver ready url={server.url} kubeconfig={kubeconfig}\n")
+    sys.stdout.flush()
+    await stop.wait()
+    log.info("shutting down")
+    await server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not is_loopback(args.host):
+        if not args.allow_non_loopback:
+            print(
+                f"refusing to listen on non-loopback address {args.host!r}: the API is plain "
+                "HTTP; pass --allow-non-loopback to do it anyway",
+                file=sys.stderr,
+            )
+            return 2
+        print(
+            f"WARNING: listening on {args.host}, reachable from other machines over plain "
+            "HTTP; anyone who obtains the token controls this cluster",
+            file=sys.stderr,
+        )
+    if not 0.0 <= args.fail_binding_fraction <= 1.0:
+        print("--fail-binding-fraction must be between 0 and 1", file=sys.stderr)
+        return 2
+    temp_dir = None
+    if args.kubeconfig:
+        kubeconfig = os.path.abspath(args.kubeconfig)
+    else:
+        temp_dir = tempfile.mkdtemp(prefix="minisched-")
+        kubeconfig = os.path.join(temp_dir, "kubeconfig")
+    try:
+        asyncio.run(serve(args, kubeconfig))
+    except KeyboardInterrupt:
+        pass  # a second Ctrl-C while shutting down
+    except OSError as exc:
+        print(f"minisched-apiserver: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,859 @@
+"""HTTP front end: routing, authentication, content negotiation, handlers and watch streams.
+
+Upstream: ``staging/src/k8s.io/apiserver/pkg/endpoints`` (``installer.go`` for which verbs each
+path serves, ``handlers/{get,create,update,patch,delete,watch}.go``,
+``handlers/negotiation`` for Accept and Content-Type), ``pkg/server/filters`` (authentication
+first, the request body limit, ``/healthz``, ``/livez``, ``/readyz``) and
+``staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go`` (bookmarks, timeouts).
+
+In-process use (tests, the benchmark)::
+
+    server = Server(port=0).start_in_thread()   # its own event loop in a daemon thread
+    print(server.url, server.token)
+    ...
+    server.stop_thread()
+
+or ``await Server(...).start()`` / ``await server.stop()`` on a loop you own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import random
+import secrets
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from aiohttp import web
+
+from . import discovery, errors, patch, table
+from .errors import ApiError
+from .registry import RESOURCES, Registry, Resource
+from .selectors import Selector
+from .store import BOOKMARK, ERROR, Expired, Store, Watcher, dumps, encode_event
+
+JSON = dict[str, Any]
+log = logging.getLogger("minisched.apiserver")
+
+MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default --max-request-body-bytes (3 MiB)
+MAX_JSON_DEPTH = 100  # deeper documents are rejected before anything walks them
+PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
+JSON_TYPE = "application/json"
+WRITE_TYPES = (JSON_TYPE, "")
+PATCH_TYPES = (patch.JSON_PATCH, patch.MERGE_PATCH, patch.STRATEGIC_MERGE_PATCH)
+
+
+# --------------------------------------------------------------------------------------------
+# Request parsing helpers
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Route:
+    """What a URL names: a resource, maybe a namespace, object name and subresource."""
+
+    resource: Resource | None  # None for the bindings collection
+    namespace: str | None
+    name: str | None = None
+    subresource: str = ""
+    watch_prefix: bool = False  # legacy /api/v1/watch/... paths
+
+
+def parse_api_path(parts: list[str]) -> Route:
+    """Parse the segments after ``/api/v1``; raise 404 for anything we do not serve."""
+    watch = False
+    if parts and parts[0] == "watch":
+        watch, parts = True, parts[1:]
+    namespace: str | None = None
+    if len(parts) >= 3 and parts[0] == "namespaces":
+        namespace, parts = parts[1], parts[2:]
+    if not parts or not all(parts):
+        raise errors.unknown_path()
+    name = parts[0]
+    if namespace is not None and name == "bindings" and len(parts) == 1:
+        return Route(None, namespace)
+    res = RESOURCES.get(name)
+    if res is None or (namespace is not None and not res.namespaced):
+        raise errors.unknown_path()
+    if namespace is None and res.namespaced and len(parts) > 1:
+        raise errors.unknown_path()  # /api/v1/pods/x: namespaced objects need a namespace
+    if len(parts) == 1:
+        return Route(res, namespace, watch_prefix=watch)
+    if len(parts) == 2:
+        return Route(res, namespace, parts[1], watch_prefix=watch)
+    if len(parts) == 3:
+        sub = parts[2]
+        if (sub == "status" and res.has_status) or (sub == "binding" and res.name == "pods"):
+            return Route(res, namespace, parts[1], sub)
+    raise errors.unknown_path()
+
+
+@dataclass
+class Negotiated:
+    """The representation a client asked for in Accept."""
+
+    table: bool = False
+    include_object: str = "Metadata"
+
+
+def negotiate(accept: str, *, allow_table: bool, stream: bool) -> Negotiated:
+    """Pick JSON (optionally a Table) from an Accept header, or raise 406."""
+    if not accept.strip():
+        return Negotiated()
+    for clause in accept.split(","):
+        media, *raw_params = (p.strip() for p in clause.split(";"))
+        params = dict(p.split("=", 1) for p in raw_params if "=" in p)
+        media = media.lower()
+        if media not in ("application/json", "application/*", "*/*"):
+            continue
+        as_kind = params.get("as")
+        if as_kind is None:
+            return Negotiated()
+        if (
+            as_kind == "Table"
+            and allow_table
+            and params.get("g") == "meta.k8s.io"
+            and params.get("v") in ("v1", "v1beta1")
+        ):
+            return Negotiated(table=True)
+    available = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
+    if stream:
+        available += [
+            "application/json;stream=watch",
+            "application/vnd.kubernetes.protobuf;stream=watch",
+        ]
+    raise errors.not_acceptable(available)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")) or value != value:
+        raise ValueError("number out of range")
+    return value
+
+
+def _too_deep(doc: Any) -> bool:
+    stack = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return False
+
+
+def parse_json(data: bytes, kind: str) -> Any:
+    """Parse a request body; malformed input is a 400 like upstream's decoder error."""
+    prefix = (
+        f"the object provided is unrecognized (must be of type {kind}): "
+        "couldn't get version/kind; json parse error: "
+    )
+    if not data.strip():
+        raise errors.bad_request(prefix + "unexpected end of JSON input (<empty>)")
+    try:
+        doc = json.loads(data, parse_float=_finite_float, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise errors.bad_request(prefix + str(exc)) from None
+    if _too_deep(doc):
+        raise errors.bad_request(prefix + f"exceeded max depth of {MAX_JSON_DEPTH}")
+    return doc
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid character '{name[0]}' looking for beginning of value")
+
+
+def _int_param(query: Any, name: str) -> int | None:
+    value = query.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise errors.bad_request(
+            f'invalid value for {name}: strconv.ParseInt: parsing "{value}": invalid syntax'
+        ) from None
+
+
+def _bool_param(query: Any, name: str) -> bool:
+    return str(query.get(name, "")).lower() in ("true", "1")
+
+
+def _resource_version(text: str | None) -> int | None:
+    """Parse a resourceVersion parameter ("" and None mean unset)."""
+    if text is None or text == "":
+        return None
+    if not text.isdigit():
+        raise errors.bad_request(
+            f'invalid resource version: resourceVersion: Invalid value: "{text}": '
+            f'strconv.ParseUint: parsing "{text}": invalid syntax'
+        )
+    return int(text)
+
+
+def json_response(body: JSON, status: int = 200) -> web.Response:
+    return web.Response(body=dumps(body) + b"\n", status=status, content_type=JSON_TYPE)
+
+
+# --------------------------------------------------------------------------------------------
+# Bookmarks
+# --------------------------------------------------------------------------------------------
+
+
+def bookmark_object(kind: str, rv: int, initial_events_end: bool = False) -> JSON:
+    """What an empty Go object of ``kind`` serializes to, carrying only a resourceVersion."""
+    meta: JSON = {"resourceVersion": str(rv)}
+    if initial_events_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    obj: JSON = {"kind": kind, "apiVersion": "v1", "metadata": meta}
+    if kind == "Pod":
+        obj.update(spec={"containers": None}, status={})
+    elif kind == "Node":
+        obj.update(
+            spec={},
+            status={
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+                "nodeInfo": {
+                    k: ""
+                    for k in (
+                        "machineID systemUUID bootID kernelVersion osImage "
+                        "containerRuntimeVersion kubeletVersion kubeProxyVersion "
+                        "operatingSystem architecture"
+                    ).split()
+                },
+            },
+        )
+    elif kind == "Namespace":
+        obj.update(spec={}, status={})
+    elif kind == "Event":
+        obj.update(
+            involvedObject={},
+            source={},
+            firstTimestamp=None,
+            lastTimestamp=None,
+            eventTime=None,
+            reportingComponent="",
+            reportingInstance="",
+        )
+    return obj
+
+
+# --------------------------------------------------------------------------------------------
+# The application
+# --------------------------------------------------------------------------------------------
+
+
+class ApiServer:
+    """Request handling on top of a :class:`Registry`. One instance per aiohttp application."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        token: str,
+        *,
+        server_address: str = "127.0.0.1:0",
+        max_body_bytes: int = MAX_BODY_BYTES,
+        bookmark_interval: float = 60.0,
+        test_endpoints: bool = False,
+    ) -> None:
+        self.registry = registry
+        self.store = registry.store
+        self.token = token
+        self.server_address = server_address
+        self.max_body_bytes = max_body_bytes
+        self.bookmark_interval = bookmark_interval
+        self.test_endpoints = test_endpoints
+        self.shutting_down = False
+
+    # ---- entry point ------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """Every request comes through here; every failure leaves as a Status body."""
+        try:
+            return await self._dispatch(request)
+        except ApiError as exc:
+            return json_response(exc.body, exc.status)
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except Exception as exc:  # a bug: never let a traceback reach the client
+            log.error(
+                "unexpected error on %s %s:\n%s",
+                request.method,
+                request.path,
+                traceback.format_exc(),
+            )
+            body = errors.status_body(
+                400, "BadRequest", f"the request could not be processed: {type(exc).__name__}"
+            )
+            return json_response(body, 400)
+
+    def _authenticate(self, request: web.Request) -> None:
+        header = request.headers.get("Authorization")
+        if header is None:
+            if request.path in PUBLIC_PATHS:
+                return
+            raise errors.unauthorized()
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            token.strip().encode(), self.token.encode()
+        ):
+            raise errors.unauthorized()
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        """Read the whole body (always drained, so keep-alive connections stay usable), at most
+        ``max_body_bytes``; more is a 413."""
+        if request.content_length is not None and request.content_length > self.max_body_bytes:
+            raise errors.too_large(self.max_body_bytes)
+        data = bytearray()
+        async for chunk in request.content.iter_chunked(1 << 16):
+            data += chunk
+            if len(data) > self.max_body_bytes:
+                raise errors.too_large(self.max_body_bytes)
+        return bytes(data)
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        body = await self._read_body(request)
+        self._authenticate(request)
+        path = request.path.rstrip("/") or "/"
+        method = request.method
+        if path in ("/healthz", "/livez", "/readyz"):
+            if method != "GET":
+                raise errors.method_not_allowed()
+            ok = not self.shutting_down
+            return web.Response(
+                text="ok" if ok else "shutting down",
+                status=200 if ok else 503,
+                content_type="text/plain",
+                charset="utf-8",
+            )
+        accept = request.headers.get("Accept", "")
+        if path in ("/version", "/api", "/apis", "/api/v1"):
+            if method != "GET":
+                raise errors.method_not_allowed()
+            negotiate(accept, allow_table=False, stream=False)
+            if path == "/version":
+                return json_response(discovery.version_info())
+            if path == "/api":
+                return json_response(discovery.api_versions(self.server_address))
+            if path == "/apis":
+                return json_response(discovery.api_groups())
+            return json_response(discovery.api_resource_list())
+        if path == "/minisched/compact" and self.test_endpoints and method == "POST":
+            self.store.compact()
+            return json_response(errors.success(200))
+        if not path.startswith("/api/v1/"):
+            raise errors.unknown_path()
+        parts = [unquote(p) for p in request.raw_path.split("?", 1)[0].rstrip("/").split("/")[3:]]
+        route = parse_api_path(parts)
+        return await self._serve_route(request, route, method, body, accept)
+
+    # ---- routing to verbs -------------------------------------------------------------------
+
+    async def _serve_route(
+        self, request: web.Request, route: Route, method: str, body: bytes, accept: str
+    ) -> web.StreamResponse:
+        res, query = route.resource, request.query
+        if res is None:  # POST namespaces/{ns}/bindings
+            if method != "POST":
+                raise errors.method_not_allowed()
+            self._check_content_type(request, WRITE_TYPES)
+            negotiate(accept, allow_table=False, stream=False)
+            status = self.registry.bind(route.namespace or "", None, parse_json(body, "Binding"))
+            return json_response(status, 201)
+        verbs = res.verbs
+        if route.name is None:
+            # A collection. Without a namespace, namespaced resources only list and watch.
+            cluster_wide_namespaced = res.namespaced and route.namespace is None
+            if method == "GET" and ("list" in verbs):
+                watching = route.watch_prefix or _bool_param(query, "watch")
+                wanted = negotiate(accept, allow_table=True, stream=watching)
+                if watching:
+                    return await self._watch(request, res, route.namespace, wanted)
+                return self._list(res, route.namespace, query, wanted)
+            if method == "POST" and not cluster_wide_namespaced and "create" in verbs:
+                self._check_content_type(request, WRITE_TYPES)
+                negotiate(accept, allow_table=False, stream=False)
+                obj = self.registry.create(res, route.namespace, parse_json(body, res.kind))
+                return json_response(obj, 201)
+            if method == "DELETE" and not cluster_wide_namespaced and "deletecollection" in verbs:
+                negotiate(accept, allow_table=False, stream=False)
+                selector = Selector.parse(
+                    res.name, query.get("labelSelector"), query.get("fieldSelector")
+                )
+                options = self._delete_options(request, query, body)
+                return json_response(
+                    self.registry.delete_collection(res, route.namespace, selector, options)
+                )
+            raise errors.method_not_allowed()
+        name = route.name
+        if route.subresource == "binding":
+            if method != "POST":
+                raise errors.method_not_allowed()
+            self._check_content_type(request, WRITE_TYPES)
+            negotiate(accept, allow_table=False, stream=False)
+            status = self.registry.bind(route.namespace or "", name, parse_json(body, "Binding"))
+            return json_response(status, 201)
+        sub = route.subresource
+        if method == "GET":
+            wanted = negotiate(accept, allow_table=not sub, stream=False)
+            rv = _resource_version(query.get("resourceVersion"))
+            if rv is not None and rv > self.store.rv:
+                raise errors.too_large_resource_version(rv, self.store.rv)
+            obj = self.registry._existing(res, route.namespace, name)
+            if wanted.table:
+                return json_response(
+                    table.to_table(
+                        res.name,
+                        [obj],
+                        obj["metadata"]["resourceVersion"],
+                        include_object=query.get("includeObject", "Metadata"),
+                    )
+                )
+            return json_response(obj)
+        if method == "PUT":
+            self._check_content_type(request, WRITE_TYPES)
+            negotiate(accept, allow_table=False, stream=False)
+            self._reject_dry_run(query)
+            obj = self.registry.update(res, route.namespace, name, parse_json(body, res.kind), sub)
+            return json_response(obj)
+        if method == "PATCH":
+            patch_type = self._check_content_type(request, PATCH_TYPES, patch=True)
+            negotiate(accept, allow_table=False, stream=False)
+            self._reject_dry_run(query)
+            patch_doc = parse_json(body, res.kind)
+            obj = self.registry.patch(res, route.namespace, name, patch_type, patch_doc, sub)
+            return json_response(obj)
+        if method == "DELETE" and not sub:
+            negotiate(accept, allow_table=False, stream=False)
+            self._reject_dry_run(query)
+            options = self._delete_options(request, query, body)
+            answer, _ = self.registry.delete(res, route.namespace, name, options)
+            return json_response(answer)
+        raise errors.method_not_allowed()
+
+    @staticmethod
+    def _reject_dry_run(query: Any) -> None:
+        if query.get("dryRun"):
+            raise errors.bad_request("dryRun is not supported by the minisched API server")
+
+    @staticmethod
+    def _check_content_type(
+        request: web.Request, allowed: tuple[str, ...], patch: bool = False
+    ) -> str:
+        raw = request.headers.get("Content-Type", "")
+        media = raw.split(";", 1)[0].strip().lower()
+        if media in allowed:
+            return media
+        if patch:
+            raise ApiError(
+                errors.status_body(
+                    415,
+                    "UnsupportedMediaType",
+                    "the body of the request was in an unknown format - accepted media types "
+                    "include: application/json-patch+json, application/merge-patch+json, "
+                    "application/strategic-merge-patch+json",
+                )
+            )
+        raise errors.unsupported_media_type(raw)
+
+    def _delete_options(self, request: web.Request, query: Any, body: bytes) -> JSON:
+        self._reject_dry_run(query)
+        options: JSON = {}
+        if body.strip():
+            self._check_content_type(request, WRITE_TYPES)
+            from .registry import decode
+
+            options = decode("DeleteOptions", parse_json(body, "DeleteOptions"))
+        grace = _int_param(query, "gracePeriodSeconds")
+        if grace is not None:
+            options["gracePeriodSeconds"] = grace
+        return options
+
+    # ---- list -------------------------------------------------------------------------------
+
+    def _list(
+        self, res: Resource, namespace: str | None, query: Any, wanted: Negotiated
+    ) -> web.Response:
+        selector = Selector.parse(res.name, query.get("labelSelector"), query.get("fieldSelector"))
+        rv_text = query.get("resourceVersion")
+        match = query.get("resourceVersionMatch", "")
+        if match and not rv_text:
+            raise errors.invalid(
+                "ListOptions",
+                "",
+                [
+                    errors.FieldError(
+                        "Forbidden",
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    )
+                ],
+                group="meta.k8s.io",
+                name_in_details=False,
+            )
+        if match not in ("", "Exact", "NotOlderThan"):
+            raise errors.bad_request(f"unsupported resourceVersionMatch: {match}")
+        rv = _resource_version(rv_text)
+        limit = _int_param(query, "limit") or 0
+        list_rv = self.store.rv
+        if match == "Exact" and rv is not None:
+            try:
+                items = self.store.list_at(res.name, namespace, selector, rv)
+            except Expired:
+                raise errors.expired(
+                    "The resourceVersion for the provided list is too old."
+                ) from None
+            list_rv = rv
+        else:
+            if rv is not None and rv > self.store.rv:
+                raise errors.too_large_resource_version(rv, self.store.rv)
+            items = self.store.list(res.name, namespace, selector)
+        # Paging: resourceVersion=0 ignores limit (served from the cache upstream).
+        # Simplified: a continue token resumes after a key in the *current* state, not in a
+        # snapshot taken at the first page's resourceVersion.
+        token = query.get("continue")
+        if token:
+            after = _decode_continue(token)
+            items = [o for o in items if _sort_key(o) > after]
+        remaining = 0
+        next_token = ""
+        if limit > 0 and rv != 0 and len(items) > limit:
+            remaining = len(items) - limit
+            items = items[:limit]
+            next_token = _encode_continue(_sort_key(items[-1]), list_rv)
+        if wanted.table:
+            body = table.to_table(
+                res.name,
+                items,
+                str(list_rv),
+                include_object=query.get("includeObject", "Metadata"),
+            )
+        else:
+            body = self.registry.list_body(res, items, list_rv)
+        if next_token:
+            body["metadata"]["continue"] = next_token
+            body["metadata"]["remainingItemCount"] = remaining
+        return json_response(body)
+
+    # ---- watch ------------------------------------------------------------------------------
+
+    async def _watch(
+        self, request: web.Request, res: Resource, namespace: str | None, wanted: Negotiated
+    ) -> web.StreamResponse:
+        query = request.query
+        selector = Selector.parse(res.name, query.get("labelSelector"), query.get("fieldSelector"))
+        rv = _resource_version(query.get("resourceVersion"))
+        timeout = _int_param(query, "timeoutSeconds")
+        if timeout is None or timeout <= 0:
+            # Upstream: a random duration between --min-request-timeout (1800 s) and twice it.
+            timeout = int(1800 * (1 + random.random()))
+        bookmarks = _bool_param(query, "allowWatchBookmarks")
+        send_initial = query.get("sendInitialEvents")
+        from_rv: int | None = rv if rv else None
+        if send_initial == "true":
+            from_rv = None
+        elif send_initial == "false" and rv in (None, 0):
+            from_rv = self.store.rv
+        # Register before the first await, so no commit can slip between the initial state and
+        # the live events.
+        start_rv = self.store.rv
+        try:
+            initial, watcher = self.store.watch(res.name, namespace, selector, from_rv)
+        except Expired:
+            watcher = None
+            if res.watch_from_storage:
+                message = "The resourceVersion for the provided watch is too old."
+            else:
+                message = f"too old resource version: {from_rv} ({self.store.history_start})"
+            initial = [(ERROR, errors.status_body(410, "Expired", message))]
+        response = web.StreamResponse(status=200, headers={"Content-Type": JSON_TYPE})
+        response.enable_chunked_encoding()
+        try:
+            await response.prepare(request)
+            writer = _WatchWriter(
+                response, res.name, wanted, query.get("includeObject", "Metadata")
+            )
+            lines = [writer.encode(t, obj) for t, obj in initial]
+            if watcher is not None and bookmarks and from_rv is None:
+                lines.append(encode_event(BOOKMARK, bookmark_object(res.kind, start_rv, True)))
+            if lines:
+                await response.write(b"".join(lines))
+            if watcher is not None:
+                await self._stream(request, watcher, writer, res, timeout, bookmarks, start_rv)
+            await response.write_eof()
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            if watcher is not None:
+                self.store.stop_watch(watcher)
+        return response
+
+    async def _stream(
+        self,
+        request: web.Request,
+        watcher: Watcher,
+        writer: _WatchWriter,
+        res: Resource,
+        timeout: int,
+        bookmarks: bool,
+        start_rv: int,
+    ) -> None:
+        """Send queued events until the timeout, the client leaves, or the watcher is ended.
+
+        Bookmarks: one about 2 s before the timeout, and one every ``bookmark_interval`` as a
+        heartbeat, each only when the resourceVersion moved past what this watcher was sent.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        timeout_bookmark = deadline - 2 if bookmarks else None
+        next_heartbeat = loop.time() + self.bookmark_interval
+        sent_rv = start_rv
+        while not watcher.ended:
+            now = loop.time()
+            if now >= deadline:
+                return
+            wake = min(deadline, next_heartbeat, now + 1.0)
+            if timeout_bookmark is not None:
+                wake = min(wake, max(timeout_bookmark, now))
+            await watcher.wait(wake - now)
+            items = watcher.take_all()
+            if items:
+                await writer.response.write(
+                    b"".join(writer.encode_event(ev, t, use_prev) for ev, t, use_prev in items)
+                )
+                sent_rv = max(sent_rv, items[-1][0].rv)
+            now = loop.time()
+            due_timeout = timeout_bookmark is not None and now >= timeout_bookmark
+            due_heartbeat = now >= next_heartbeat
+            if (due_timeout or due_heartbeat) and bookmarks and watcher.pending() == 0:
+                current = self.store.rv
+                if current > sent_rv:
+                    await writer.response.write(
+                        encode_event(BOOKMARK, bookmark_object(res.kind, current))
+                    )
+                    sent_rv = current
+            if due_timeout:
+                timeout_bookmark = None
+            if due_heartbeat:
+                next_heartbeat = now + self.bookmark_interval
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return
+
+
+class _WatchWriter:
+    """Encodes watch events for one stream: shared JSON lines, or a Table per event."""
+
+    def __init__(
+        self, response: web.StreamResponse, resource: str, wanted: Negotiated, include: str
+    ) -> None:
+        self.response = response
+        self.resource = resource
+        self.wanted = wanted
+        self.include = include
+        self.first_table = True
+
+    def encode(self, event_type: str, obj: JSON) -> bytes:
+        if not self.wanted.table or event_type in (BOOKMARK, ERROR):
+            return encode_event(event_type, obj)
+        rendered = table.to_table(
+            self.resource,
+            [obj],
+            obj["metadata"]["resourceVersion"],
+            include_object=self.include,
+            with_columns=self.first_table,
+        )
+        self.first_table = False
+        return encode_event(event_type, rendered)
+
+    def encode_event(self, ev: Any, event_type: str, use_prev: bool) -> bytes:
+        if not self.wanted.table:
+            return ev.line(event_type, use_prev)  # encoded once, shared by all watchers
+        return self.encode(event_type, ev.payload(use_prev))
+
+
+def _sort_key(obj: JSON) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace') or ''}/{meta['name']}"
+
+
+def _encode_continue(after: str, rv: int) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(json.dumps({"rv": rv, "start": after}).encode()).decode()
+
+
+def _decode_continue(token: str) -> str:
+    import base64
+
+    try:
+        doc = json.loads(base64.urlsafe_b64decode(token.encode()))
+        return str(doc["start"])
+    except (ValueError, KeyError, TypeError):
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion "
+            "(version meta.k8s.io/v1)"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Server lifecycle
+# --------------------------------------------------------------------------------------------
+
+
+def build_app(api: ApiServer) -> web.Application:
+    """An aiohttp application routing every path and method to ``api.handle``."""
+    app = web.Application(client_max_size=api.max_body_bytes)
+    app.router.add_route("*", "/{tail:.*}", api.handle)
+
+    async def on_shutdown(_: web.Application) -> None:
+        api.shutting_down = True
+        api.store.end_all_watches("server shutting down")
+
+    app.on_shutdown.append(on_shutdown)
+    return app
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)  # a deep backlog: many clients may connect at once
+    sock.setblocking(False)
+    return sock
+
+
+class Server:
+    """The embedded API server: store, registry, HTTP app and listening socket."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        token: str | None = None,
+        watch_history: int = 5000,
+        watcher_queue: int = 2000,
+        bookmark_interval: float = 60.0,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        fail_binding_fraction: float = 0.0,
+        seed: int | None = None,
+        test_endpoints: bool = False,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.token = token or secrets.token_urlsafe(32)
+        self.store = Store(watch_history=watch_history, watcher_queue=watcher_queue)
+        self.registry = Registry(
+            self.store,
+            rng=random.Random(seed),
+            fail_binding_fraction=fail_binding_fraction,
+        )
+        self.registry.bootstrap()
+        self.bookmark_interval = bookmark_interval
+        self.max_body_bytes = max_body_bytes
+        self.test_endpoints = test_endpoints
+        self._runner: web.AppRunner | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        sock = _listen(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        api = ApiServer(
+            self.registry,
+            self.token,
+            server_address=f"{self.host}:{self.port}",
+            max_body_bytes=self.max_body_bytes,
+            bookmark_interval=self.bookmark_interval,
+            test_endpoints=self.test_endpoints,
+        )
+        self._runner = web.AppRunner(
+            build_app(api), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        await web.SockSite(self._runner, sock, shutdown_timeout=1.0).start()
+        self._loop = asyncio.get_running_loop()
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # ---- running on a private loop in a thread (tests, benchmark) ---------------------------
+
+    def start_in_thread(self) -> Server:
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:  # reported to the caller below
+                failure.append(exc)
+                started.set()
+                return
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self.stop())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="minisched-apiserver", daemon=True)
+        self._thread.start()
+        started.wait()
+        if failure:
+            raise failure[0]
+        return self
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the server's loop (the only thread allowed to touch the store)."""
+        assert self._loop is not None
+        future: asyncio.Future[Any] = asyncio.run_coroutine_threadsafe(
+            _as_coroutine(fn), self._loop
+        )
+        return future.result()
+
+    def stop_thread(self, timeout: float = 5.0) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout)
+            self._thread = None
+
+
+async def _as_coroutine(fn: Callable[[], Any]) -> Any:
+    result = fn()
+    if isinstance(result, Awaitable):
+        return await result
+    return result
+
+
+def wait_for_port(host: str, port: int, timeout: float = 5.0) -> None:
+    """Block until something accepts connections on (host, port)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=0.2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
