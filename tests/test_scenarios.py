@@ -46,6 +46,11 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
         lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
         ["NodeNumber 100 <- selected", "bound    minisched-score-"],
     ),
+    4: (
+        # As step 3: PreScore changes how NodeNumber computes, not what it decides.
+        lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
+        ["NodeNumber 100 <- selected", "bound    minisched-prescore-"],
+    ),
 }
 
 

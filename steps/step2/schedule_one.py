@@ -72,7 +72,11 @@ def schedule_one(sched: Scheduler) -> None:
     )
 
 
-def schedule_pod(sched: Scheduler, fwk: Framework, pod: client.V1Pod) -> str:
+def schedule_pod(
+    sched: Scheduler,
+    fwk: Framework,
+    pod: client.V1Pod,
+) -> str:
     """The name of the node for the pod; raises FitError when no node fits.
 
     Upstream: genericScheduler.Schedule.
@@ -93,7 +97,10 @@ def schedule_pod(sched: Scheduler, fwk: Framework, pod: client.V1Pod) -> str:
 
 
 def find_nodes_that_fit_pod(
-    sched: Scheduler, fwk: Framework, pod: client.V1Pod, nodes: list[client.V1Node]
+    sched: Scheduler,
+    fwk: Framework,
+    pod: client.V1Pod,
+    nodes: list[client.V1Node],
 ) -> tuple[list[client.V1Node], framework.Diagnosis]:
     """Run the Filter plugins on every node: the nodes that pass, and why the others failed.
 
