@@ -7,6 +7,9 @@ contract that ``minisched.cluster`` relies on:
   ``--allow-non-loopback`` is given (then a warning goes to stderr);
 - a kubeconfig (cluster, user and context all named ``minisched``) is written atomically with
   mode 0600 to ``--kubeconfig`` or to a fresh temporary directory (removed again at exit);
+- ``--tls`` serves HTTPS with a self-signed certificate (its CA data goes into the kubeconfig):
+  kubectl sends bearer tokens only over TLS (kubernetes/kubectl#744), so over plain HTTP it
+  gets 401 Unauthorized; the official Python client sends the token either way;
 - exactly one line on stdout when ready:
   ``minisched-apiserver ready url=http://127.0.0.1:PORT kubeconfig=/abs/path``;
 - logs on stderr only; SIGTERM/SIGINT (and stdin EOF with ``--exit-on-stdin-eof``) stop it
@@ -17,12 +20,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import ipaddress
 import logging
 import os
 import secrets
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -82,6 +87,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="TEST ONLY: enable POST /minisched/compact (forget the watch history)",
     )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a fresh self-signed certificate (needs openssl on PATH); "
+        "kubectl sends its bearer token only over TLS",
+    )
     p.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
     return p.parse_args(argv)
 
@@ -95,14 +106,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def kubeconfig_text(url: str, token: str) -> str:
+def kubeconfig_text(url: str, token: str, ca_data: str = "") -> str:
     """A kubeconfig in YAML (written by hand: no YAML library is imported at startup)."""
+    ca_line = f'\n    certificate-authority-data: "{ca_data}"' if ca_data else ""
     return f"""apiVersion: v1
 kind: Config
 clusters:
 - name: minisched
   cluster:
-    server: "{url}"
+    server: "{url}"{ca_line}
 users:
 - name: minisched
   user:
@@ -133,7 +145,28 @@ def write_private_file(path: str, text: str) -> None:
         raise
 
 
+def self_signed_certificate(directory: str, host: str) -> tuple[str, str]:
+    """Make a one-day self-signed EC certificate for ``host`` with the openssl command."""
+    cert, key = os.path.join(directory, "apiserver.crt"), os.path.join(directory, "apiserver.key")
+    san = f"IP:{host}" if host.replace(".", "").isdigit() or ":" in host else f"DNS:{host}"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+        + ["-nodes", "-days", "1", "-subj", "/CN=minisched-apiserver"]
+        + ["-addext", f"subjectAltName={san},DNS:localhost", "-keyout", key, "-out", cert],
+        check=True,
+        capture_output=True,
+    )
+    os.chmod(key, 0o600)
+    return cert, key
+
+
 async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
+    tls = None
+    ca_data = ""
+    if args.tls:
+        tls = self_signed_certificate(os.path.dirname(kubeconfig), args.host)
+        with open(tls[0], "rb") as f:
+            ca_data = base64.b64encode(f.read()).decode()
     server = Server(
         args.host,
         args.port,
@@ -144,9 +177,10 @@ async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
         fail_binding_fraction=args.fail_binding_fraction,
         seed=args.seed,
         test_endpoints=args.test_endpoints,
+        tls=tls,
     )
     await server.start()
-    write_private_file(kubeconfig, kubeconfig_text(server.url, server.token))
+    write_private_file(kubeconfig, kubeconfig_text(server.url, server.token, ca_data))
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -204,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args, kubeconfig))
     except KeyboardInterrupt:
         pass  # a second Ctrl-C while shutting down
-    except OSError as exc:
+    except (OSError, subprocess.CalledProcessError) as exc:
         print(f"minisched-apiserver: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -26,7 +26,6 @@ import random
 import secrets
 import socket
 import threading
-import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from . import discovery, errors, patch, table
+from . import discovery, errors, openapi, patch, table
 from .errors import ApiError
 from .registry import RESOURCES, Registry, Resource
 from .selectors import Selector
@@ -350,6 +349,11 @@ class ApiServer:
             if path == "/apis":
                 return json_response(discovery.api_groups())
             return json_response(discovery.api_resource_list())
+        if path in ("/openapi/v3", "/openapi/v3/api/v1"):
+            if method != "GET":
+                raise errors.method_not_allowed()
+            doc = openapi.index() if path == "/openapi/v3" else openapi.core_v1()
+            return json_response(doc)
         if path == "/minisched/compact" and self.test_endpoints and method == "POST":
             self.store.compact()
             return json_response(errors.success(200))
@@ -752,8 +756,12 @@ class Server:
         fail_binding_fraction: float = 0.0,
         seed: int | None = None,
         test_endpoints: bool = False,
+        tls: tuple[str, str] | None = None,
     ) -> None:
         self.host = host
+        # (certificate file, key file) to serve HTTPS; kubectl sends its bearer token only
+        # over TLS (kubernetes/kubectl#744), so kubectl needs this.
+        self.tls = tls
         self.port = port
         self.token = token or secrets.token_urlsafe(32)
         self.store = Store(watch_history=watch_history, watcher_queue=watcher_queue)
@@ -773,7 +781,7 @@ class Server:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     async def start(self) -> None:
         sock = _listen(self.host, self.port)
@@ -790,7 +798,15 @@ class Server:
             build_app(api), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
         )
         await self._runner.setup()
-        await web.SockSite(self._runner, sock, shutdown_timeout=1.0).start()
+        ssl_context = None
+        if self.tls:
+            import ssl
+
+            ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            ssl_context.load_cert_chain(*self.tls)
+        await web.SockSite(
+            self._runner, sock, shutdown_timeout=1.0, ssl_context=ssl_context
+        ).start()
         self._loop = asyncio.get_running_loop()
 
     async def stop(self) -> None:
@@ -845,15 +861,3 @@ async def _as_coroutine(fn: Callable[[], Any]) -> Any:
     if isinstance(result, Awaitable):
         return await result
     return result
-
-
-def wait_for_port(host: str, port: int, timeout: float = 5.0) -> None:
-    """Block until something accepts connections on (host, port)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection((host, port), timeout=0.2):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
