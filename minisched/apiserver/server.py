@@ -804,9 +804,7 @@ class Server:
 
             ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ssl_context.load_cert_chain(*self.tls)
-        await web.SockSite(
-            self._runner, sock, shutdown_timeout=1.0, ssl_context=ssl_context
-        ).start()
+        await web.SockSite(self._runner, sock, ssl_context=ssl_context).start()
         self._loop = asyncio.get_running_loop()
 
     async def stop(self) -> None:

@@ -1,0 +1,245 @@
+"""The API server over HTTP: every error path, access rules, limits and the process contract."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import urllib3
+
+from minisched.apiserver.server import Server
+from tests.apiserver_util import REPO, start_server
+
+POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    srv = Server(port=0, seed=3, max_body_bytes=64 * 1024).start_in_thread()
+    yield srv
+    srv.stop_thread()
+
+
+@pytest.fixture(scope="module")
+def http() -> Iterator[urllib3.PoolManager]:
+    pool = urllib3.PoolManager()
+    yield pool
+    pool.clear()
+
+
+def call(
+    server: Server,
+    http: urllib3.PoolManager,
+    method: str,
+    path: str,
+    body: Any = None,
+    content_type: str | None = "application/json",
+    headers: dict[str, str] | None = None,
+    token: str | None = "",
+) -> urllib3.BaseHTTPResponse:
+    all_headers = {"Accept": "application/json", **(headers or {})}
+    if token is not None:
+        all_headers["Authorization"] = f"Bearer {token or server.token}"
+    if content_type:
+        all_headers["Content-Type"] = content_type
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    return http.request(method, server.url + path, body=data, headers=all_headers, timeout=10)
+
+
+# (name, method, path, body, content type, extra headers, status, reason)
+MALFORMED: list[tuple[str, str, str, Any, str | None, dict[str, str], int, str]] = [
+    ("broken json", "POST", "/api/v1/namespaces/default/pods", b'{"kind": "Pod"', "application/json", {}, 400, "BadRequest"),
+    ("empty body", "POST", "/api/v1/namespaces/default/pods", b"", "application/json", {}, 400, "BadRequest"),
+    ("json array", "POST", "/api/v1/namespaces/default/pods", [1, 2], "application/json", {}, 400, "BadRequest"),
+    ("json string", "POST", "/api/v1/namespaces/default/pods", "pod", "application/json", {}, 400, "BadRequest"),
+    ("invalid utf-8", "POST", "/api/v1/namespaces/default/pods", b'{"a": "\xff\xfe"}', "application/json", {}, 400, "BadRequest"),
+    ("NaN", "POST", "/api/v1/namespaces/default/pods", b'{"metadata": NaN}', "application/json", {}, 400, "BadRequest"),
+    ("huge number", "POST", "/api/v1/namespaces/default/pods", b'{"spec": {"priority": 1e999}}', "application/json", {}, 400, "BadRequest"),
+    ("deep nesting", "POST", "/api/v1/namespaces/default/pods", b"[" * 5000 + b"]" * 5000, "application/json", {}, 400, "BadRequest"),
+    ("wrong kind", "POST", "/api/v1/namespaces/default/pods", {**POD, "kind": "Node", "apiVersion": "v1"}, "application/json", {}, 400, "BadRequest"),
+    ("unknown kind", "POST", "/api/v1/namespaces/default/pods", {**POD, "kind": "Foo", "apiVersion": "v1"}, "application/json", {}, 400, "BadRequest"),
+    ("wrong apiVersion", "POST", "/api/v1/namespaces/default/pods", {**POD, "kind": "Pod", "apiVersion": "apps/v1"}, "application/json", {}, 400, "BadRequest"),
+    ("wrong field type", "POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p", "labels": {"a": 1}}, "spec": POD["spec"]}, "application/json", {}, 400, "BadRequest"),
+    ("bad quantity", "POST", "/api/v1/nodes", {"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "lots"}}}, "application/json", {}, 400, "BadRequest"),
+    ("namespace mismatch", "POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p", "namespace": "x"}, "spec": POD["spec"]}, "application/json", {}, 400, "BadRequest"),
+    ("invalid name", "POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "Bad_Name"}, "spec": POD["spec"]}, "application/json", {}, 422, "Invalid"),
+    ("no containers", "POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}, "spec": {}}, "application/json", {}, 422, "Invalid"),
+    ("missing namespace", "POST", "/api/v1/namespaces/nope/pods", POD, "application/json", {}, 404, "NotFound"),
+    ("text/plain", "POST", "/api/v1/namespaces/default/pods", POD, "text/plain", {}, 415, "UnsupportedMediaType"),
+    ("yaml body", "POST", "/api/v1/namespaces/default/pods", POD, "application/yaml", {}, 415, "UnsupportedMediaType"),
+    ("apply patch", "PATCH", "/api/v1/namespaces/default/pods/p", POD, "application/apply-patch+yaml", {}, 415, "UnsupportedMediaType"),
+    ("json patch not a list", "PATCH", "/api/v1/namespaces/default/pods/p", {"op": "add"}, "application/json-patch+json", {}, 400, "BadRequest"),
+    ("json patch fails", "PATCH", "/api/v1/namespaces/default/pods/p", [{"op": "remove", "path": "/x"}], "application/json-patch+json", {}, 422, "Invalid"),
+    ("merge patch list", "PATCH", "/api/v1/namespaces/default/pods/p", [1], "application/merge-patch+json", {}, 400, "BadRequest"),
+    ("patch changes name", "PATCH", "/api/v1/namespaces/default/pods/p", {"metadata": {"name": "q"}}, "application/merge-patch+json", {}, 400, "BadRequest"),
+    ("patch immutable", "PATCH", "/api/v1/namespaces/default/pods/p", {"spec": {"schedulerName": "x"}}, "application/merge-patch+json", {}, 422, "Invalid"),
+    ("stale update", "PUT", "/api/v1/namespaces/default/pods/p", {"metadata": {"name": "p", "resourceVersion": "1"}, "spec": POD["spec"]}, "application/json", {}, 409, "Conflict"),
+    ("update name mismatch", "PUT", "/api/v1/namespaces/default/pods/p", {"metadata": {"name": "q"}, "spec": POD["spec"]}, "application/json", {}, 400, "BadRequest"),
+    ("update missing", "PUT", "/api/v1/namespaces/default/pods/nope", {"metadata": {"name": "nope"}, "spec": POD["spec"]}, "application/json", {}, 404, "NotFound"),
+    ("duplicate", "POST", "/api/v1/namespaces/default/pods", POD, "application/json", {}, 409, "AlreadyExists"),
+    ("bind missing pod", "POST", "/api/v1/namespaces/default/pods/nope/binding", {"metadata": {"name": "nope"}, "target": {"name": "n"}}, "application/json", {}, 400, "BadRequest"),
+    ("bind empty target", "POST", "/api/v1/namespaces/default/pods/p/binding", {"metadata": {"name": "p"}, "target": {"name": ""}}, "application/json", {}, 422, "Invalid"),
+    ("bind wrong body", "POST", "/api/v1/namespaces/default/bindings", {"kind": "Pod", "apiVersion": "v1"}, "application/json", {}, 400, "BadRequest"),
+    ("delete options garbage", "DELETE", "/api/v1/namespaces/default/pods/p", b"{nope", "application/json", {}, 400, "BadRequest"),
+    ("grace not a number", "DELETE", "/api/v1/namespaces/default/pods/p?gracePeriodSeconds=x", None, None, {}, 400, "BadRequest"),
+    ("unknown path", "GET", "/api/v1/namespaces/default/foos", None, None, {}, 404, "NotFound"),
+    ("unknown root", "GET", "/nope", None, None, {}, 404, "NotFound"),
+    ("api group", "GET", "/apis/apps/v1", None, None, {}, 404, "NotFound"),
+    ("pod without namespace", "GET", "/api/v1/pods/p", None, None, {}, 404, "NotFound"),
+    ("put collection", "PUT", "/api/v1/namespaces/default/pods", POD, "application/json", {}, 405, "MethodNotAllowed"),
+    ("post object", "POST", "/api/v1/namespaces/default/pods/p", POD, "application/json", {}, 405, "MethodNotAllowed"),
+    ("delete namespaces", "DELETE", "/api/v1/namespaces", None, None, {}, 405, "MethodNotAllowed"),
+    ("post cluster pods", "POST", "/api/v1/pods", POD, "application/json", {}, 405, "MethodNotAllowed"),
+    ("get binding", "GET", "/api/v1/namespaces/default/pods/p/binding", None, None, {}, 405, "MethodNotAllowed"),
+    ("not acceptable", "GET", "/api/v1/namespaces/default/pods", None, None, {"Accept": "text/html"}, 406, "NotAcceptable"),
+    ("bad label selector", "GET", "/api/v1/pods?labelSelector=a%20in%20b", None, None, {}, 400, "BadRequest"),
+    ("bad field selector", "GET", "/api/v1/pods?fieldSelector=spec.foo%3Dx", None, None, {}, 400, "BadRequest"),
+    ("bad resourceVersion", "GET", "/api/v1/pods?resourceVersion=abc", None, None, {}, 400, "BadRequest"),
+    ("future resourceVersion", "GET", "/api/v1/pods?resourceVersion=999999", None, None, {}, 504, "Timeout"),
+    ("match without version", "GET", "/api/v1/pods?resourceVersionMatch=Exact", None, None, {}, 422, "Invalid"),
+    ("bad timeout", "GET", "/api/v1/pods?watch=true&timeoutSeconds=x", None, None, {}, 400, "BadRequest"),
+    ("bad continue", "GET", "/api/v1/pods?limit=1&continue=%%%", None, None, {}, 400, "BadRequest"),
+    ("dry run", "DELETE", "/api/v1/namespaces/default/pods/p?dryRun=All", None, None, {}, 400, "BadRequest"),
+    ("too large", "POST", "/api/v1/namespaces/default/pods", b"{" + b" " * (80 * 1024) + b"}", "application/json", {}, 413, "RequestEntityTooLarge"),
+    ("delete default namespace", "DELETE", "/api/v1/namespaces/default", None, None, {}, 403, "Forbidden"),
+]  # fmt: skip
+
+
+def test_setup_pod(server: Server, http: urllib3.PoolManager) -> None:
+    """The malformed requests below address this pod (created once for the module)."""
+    r = call(server, http, "POST", "/api/v1/namespaces/default/pods", POD)
+    assert r.status in (201, 409)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "ctype", "headers", "status", "reason"),
+    [pytest.param(*m[1:], id=m[0]) for m in MALFORMED],
+)
+def test_malformed_requests(
+    server: Server,
+    http: urllib3.PoolManager,
+    method: str,
+    path: str,
+    body: Any,
+    ctype: str | None,
+    headers: dict[str, str],
+    status: int,
+    reason: str,
+) -> None:
+    call(server, http, "POST", "/api/v1/namespaces/default/pods", POD)  # exists (or 409)
+    rv_before = server.call(lambda: server.store.rv)
+    snapshot = server.call(lambda: json.dumps(server.store.list("pods", None)))
+    if path.endswith("/nope/binding"):
+        status, reason = 404, "NotFound"  # URL name and body name agree: the pod is missing
+    r = call(server, http, method, path, body, ctype, headers)
+    assert r.status == status, r.data[:300]
+    assert r.headers["Content-Type"] == "application/json"
+    answer = json.loads(r.data)
+    assert answer["kind"] == "Status" and answer["status"] == "Failure"
+    assert answer["reason"] == reason and answer["code"] == status
+    assert server.call(lambda: server.store.rv) == rv_before
+    assert server.call(lambda: json.dumps(server.store.list("pods", None))) == snapshot
+
+
+@pytest.mark.parametrize(
+    ("path", "token", "status"),
+    [
+        ("/api/v1/namespaces/default/pods", None, 401),
+        ("/api/v1/namespaces/default/pods", "wrong", 401),
+        ("/api", None, 401),
+        ("/version", "wrong", 401),
+        ("/version", None, 200),
+        ("/healthz", None, 200),
+        ("/livez", None, 200),
+        ("/readyz", None, 200),
+        ("/api/v1/namespaces/default/pods", "", 200),
+    ],
+)
+def test_access(
+    server: Server, http: urllib3.PoolManager, path: str, token: str | None, status: int
+) -> None:
+    r = call(server, http, "GET", path, token=token, content_type=None)
+    assert r.status == status
+    if status == 401:
+        assert json.loads(r.data)["reason"] == "Unauthorized"
+
+
+def test_table_and_paging(server: Server, http: urllib3.PoolManager) -> None:
+    for name in ("t1", "t2", "t3"):
+        call(
+            server,
+            http,
+            "POST",
+            "/api/v1/nodes",
+            {"metadata": {"name": name, "labels": {"t": "1"}}},
+        )
+    page = json.loads(call(server, http, "GET", "/api/v1/nodes?labelSelector=t%3D1&limit=2").data)
+    assert [n["metadata"]["name"] for n in page["items"]] == ["t1", "t2"]
+    assert page["metadata"]["remainingItemCount"] == 1
+    rest = json.loads(
+        call(
+            server,
+            http,
+            "GET",
+            f"/api/v1/nodes?labelSelector=t%3D1&limit=2&continue={page['metadata']['continue']}",
+        ).data
+    )
+    assert [n["metadata"]["name"] for n in rest["items"]] == ["t3"]
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    tab = json.loads(
+        call(
+            server, http, "GET", "/api/v1/nodes?labelSelector=t%3D1", headers={"Accept": accept}
+        ).data
+    )
+    assert tab["kind"] == "Table" and [r["cells"][0] for r in tab["rows"]] == ["t1", "t2", "t3"]
+
+
+# ---- the process ------------------------------------------------------------------------------
+
+
+def test_process_contract_kubeconfig_and_sigterm(tmp_path: Any) -> None:
+    kubeconfig = tmp_path / "sub" / "kubeconfig"
+    proc = start_server("--kubeconfig", str(kubeconfig))
+    assert proc.url.startswith("http://127.0.0.1:")
+    assert proc.kubeconfig == str(kubeconfig)
+    assert stat.S_IMODE(os.stat(kubeconfig).st_mode) == 0o600
+    text = kubeconfig.read_text()
+    assert "current-context: minisched" in text and proc.url in text and proc.token in text
+    assert proc.stop() == 0
+    assert "Traceback" not in proc.stderr
+
+
+def test_sigint_and_default_kubeconfig_is_removed() -> None:
+    proc = start_server()
+    assert os.path.exists(proc.kubeconfig)
+    proc.proc.send_signal(2)
+    assert proc.proc.wait(10) == 0
+    assert not os.path.exists(proc.kubeconfig)
+    assert "Traceback" not in proc.stderr
+
+
+def test_exit_on_stdin_eof() -> None:
+    proc = start_server("--exit-on-stdin-eof", stdin=subprocess.PIPE)
+    assert proc.proc.stdin is not None
+    proc.proc.stdin.close()
+    assert proc.proc.wait(10) == 0
+
+
+def test_non_loopback_host_is_refused_unless_allowed() -> None:
+    refused = subprocess.run(
+        [sys.executable, "-m", "minisched.apiserver", "--host", "0.0.0.0"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert refused.returncode == 2 and "non-loopback" in refused.stderr and not refused.stdout
+    allowed = start_server("--host", "0.0.0.0", "--allow-non-loopback")
+    assert allowed.stop() == 0
+    assert "WARNING" in allowed.stderr
