@@ -1,0 +1,1 @@
+"""Measurements (not tests): ``python -m minisched.bench.<name>``. Timings are never asserted."""
