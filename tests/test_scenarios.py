@@ -51,6 +51,15 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
         lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
         ["NodeNumber 100 <- selected", "bound    minisched-prescore-"],
     ),
+    5: (
+        # As step 3, each pod held on Permit for its node's digit (8 s on node8) first.
+        lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
+        [
+            "on node8, Permit by NodeNumber",
+            "NodeNumber 100 <- selected",
+            "bound    minisched-permit-",
+        ],
+    ),
 }
 
 
