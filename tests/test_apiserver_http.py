@@ -490,3 +490,25 @@ def test_non_loopback_host_is_refused_unless_allowed() -> None:
     allowed = start_server("--host", "0.0.0.0", "--allow-non-loopback")
     assert allowed.stop() == 0
     assert "WARNING" in allowed.stderr
+
+
+def test_watch_timeout_sends_a_bookmark_then_ends(
+    server: Server, http: urllib3.PoolManager
+) -> None:
+    """About 2 s before timeoutSeconds a BOOKMARK carries the current resourceVersion (it moved
+    past the last event sent); then the server ends the stream itself."""
+    rv = json.loads(call(server, http, "GET", "/api/v1/nodes").data)["metadata"]["resourceVersion"]
+    response = http.request(
+        "GET",
+        f"{server.url}/api/v1/nodes?watch=true&resourceVersion={rv}&allowWatchBookmarks=true"
+        "&timeoutSeconds=3&labelSelector=none%3Dnone",
+        headers={"Authorization": f"Bearer {server.token}"},
+        preload_content=False,
+        timeout=urllib3.Timeout(read=10),
+    )
+    assert response.headers["Content-Type"] == "application/json"
+    call(server, http, "POST", "/api/v1/nodes", {"metadata": {"name": "bookmark-mover"}})
+    lines = [json.loads(line) for line in response.read().splitlines() if line.strip()]
+    assert [e["type"] for e in lines] == ["BOOKMARK"]
+    assert int(lines[0]["object"]["metadata"]["resourceVersion"]) > int(rv)
+    assert lines[0]["object"]["kind"] == "Node"

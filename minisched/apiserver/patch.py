@@ -86,18 +86,24 @@ def _parent(doc: Any, tokens: list[str]) -> Any:
     return cur
 
 
-def _get(doc: Any, tokens: list[str]) -> Any:
-    if not tokens:
-        return doc
+def _existing(doc: Any, tokens: list[str]) -> tuple[Any, Any]:
+    """The container holding an existing value at ``tokens`` and the value's key or index."""
     parent = _parent(doc, tokens)
     last = tokens[-1]
     if isinstance(parent, dict):
         if last not in parent:
             raise PatchError(f"path {last!r} not found")
-        return parent[last]
+        return parent, last
     if isinstance(parent, list):
-        return parent[_index(parent, last, for_add=False)]
+        return parent, _index(parent, last, for_add=False)
     raise PatchError("cannot index a scalar")
+
+
+def _get(doc: Any, tokens: list[str]) -> Any:
+    if not tokens:
+        return doc
+    parent, key = _existing(doc, tokens)
+    return parent[key]
 
 
 def _add(doc: Any, tokens: list[str], value: Any) -> Any:
@@ -117,16 +123,8 @@ def _add(doc: Any, tokens: list[str], value: Any) -> Any:
 def _remove(doc: Any, tokens: list[str]) -> Any:
     if not tokens:
         raise PatchError("cannot remove the whole document")
-    parent = _parent(doc, tokens)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchError(f"path {last!r} not found")
-        del parent[last]
-    elif isinstance(parent, list):
-        del parent[_index(parent, last, for_add=False)]
-    else:
-        raise PatchError("cannot remove from a scalar")
+    parent, key = _existing(doc, tokens)
+    del parent[key]
     return doc
 
 

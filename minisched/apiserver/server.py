@@ -370,12 +370,7 @@ class ApiServer:
     ) -> web.StreamResponse:
         res, query = route.resource, request.query
         if res is None:  # POST namespaces/{ns}/bindings
-            if method != "POST":
-                raise errors.method_not_allowed()
-            self._check_content_type(request, WRITE_TYPES)
-            negotiate(accept, allow_table=False, stream=False)
-            status = self.registry.bind(route.namespace or "", None, parse_json(body, "Binding"))
-            return json_response(status, 201)
+            return self._bind(request, route, method, body, accept)
         verbs = res.verbs
         if route.name is None:
             # A collection. Without a namespace, namespaced resources only list and watch.
@@ -403,12 +398,7 @@ class ApiServer:
             raise errors.method_not_allowed()
         name = route.name
         if route.subresource == "binding":
-            if method != "POST":
-                raise errors.method_not_allowed()
-            self._check_content_type(request, WRITE_TYPES)
-            negotiate(accept, allow_table=False, stream=False)
-            status = self.registry.bind(route.namespace or "", name, parse_json(body, "Binding"))
-            return json_response(status, 201)
+            return self._bind(request, route, method, body, accept)
         sub = route.subresource
         if method == "GET":
             wanted = negotiate(accept, allow_table=not sub, stream=False)
@@ -446,6 +436,17 @@ class ApiServer:
             answer, _ = self.registry.delete(res, route.namespace, name, options)
             return json_response(answer)
         raise errors.method_not_allowed()
+
+    def _bind(
+        self, request: web.Request, route: Route, method: str, body: bytes, accept: str
+    ) -> web.Response:
+        """``pods/{name}/binding`` and the legacy ``bindings`` collection: POST only."""
+        if method != "POST":
+            raise errors.method_not_allowed()
+        self._check_content_type(request, WRITE_TYPES)
+        negotiate(accept, allow_table=False, stream=False)
+        binding = parse_json(body, "Binding")
+        return json_response(self.registry.bind(route.namespace or "", route.name, binding), 201)
 
     @staticmethod
     def _reject_dry_run(query: Any) -> None:
