@@ -48,7 +48,7 @@ class EmbeddedServer:
         self.kubeconfig = str(Path(self._dir.name) / "kubeconfig")
         self.extra_args = list(extra_args)
         self.ready_timeout = ready_timeout
-        self.token = secrets.token_urlsafe(24)
+        self.token = secrets.token_hex(24)  # hex: never starts with "-", which argparse would misread
         self.port = 0  # 0: let the server pick; restart() reuses the port it picked
         self.url = ""
         self.process: subprocess.Popen[str] | None = None

@@ -165,7 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
     """``python -m steps.stepN``: run that step's scheduler alone until Ctrl-C or SIGTERM."""
     number = int(package.rsplit("step", 1)[-1])
-    parser = argparse.ArgumentParser(prog=f"python -m {package}", description=steps.get(number).adds)
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {package}", description=steps.get(number).adds
+    )
     _add_common_flags(parser)
     parser.add_argument(
         "--node-selector",
