@@ -512,3 +512,32 @@ def test_watch_timeout_sends_a_bookmark_then_ends(
     assert [e["type"] for e in lines] == ["BOOKMARK"]
     assert int(lines[0]["object"]["metadata"]["resourceVersion"]) > int(rv)
     assert lines[0]["object"]["kind"] == "Node"
+
+
+def test_data_dir_keeps_objects_across_a_restart(tmp_path: Any) -> None:
+    """--data-dir: objects and resourceVersions survive a kill; the watch history does not."""
+    http = urllib3.PoolManager()
+    first = start_server("--data-dir", str(tmp_path))
+    auth = {"Authorization": f"Bearer {first.token}", "Content-Type": "application/json"}
+    created = http.request(
+        "POST",
+        first.url + "/api/v1/nodes",
+        body=json.dumps({"metadata": {"name": "kept"}}),
+        headers=auth,
+    )
+    assert created.status == 201
+    old_rv = int(json.loads(created.data)["metadata"]["resourceVersion"])
+    first.proc.kill()
+    first.proc.wait(10)
+    second = start_server("--data-dir", str(tmp_path), token=first.token)
+    try:
+        listed = json.loads(http.request("GET", second.url + "/api/v1/nodes", headers=auth).data)
+        assert [n["metadata"]["name"] for n in listed["items"]] == ["kept"]
+        assert int(listed["metadata"]["resourceVersion"]) > old_rv
+        watch = http.request(
+            "GET", f"{second.url}/api/v1/nodes?watch=true&resourceVersion={old_rv}", headers=auth
+        )
+        (event,) = [json.loads(line) for line in watch.data.splitlines()]
+        assert event["type"] == "ERROR" and event["object"]["code"] == 410
+    finally:
+        assert second.stop() == 0

@@ -23,11 +23,14 @@ Modules, in the order a request meets them:
 Process contract (``minisched.cluster`` relies on it)::
 
     python -m minisched.apiserver [--host 127.0.0.1] [--port 0] [--kubeconfig PATH]
-        [--token TOKEN] [--watch-history N] [--exit-on-stdin-eof]
+        [--token TOKEN] [--watch-history N] [--exit-on-stdin-eof] [--data-dir DIR] [--tls]
 
 prints exactly one line ``minisched-apiserver ready url=http://127.0.0.1:PORT
 kubeconfig=/abs/path`` on stdout when it accepts requests; logs go to stderr; SIGTERM and SIGINT
-stop it with exit status 0.
+stop it with exit status 0. ``--data-dir`` keeps objects across restarts (the watch history is
+lost, so old watches get 410, as after a real restart). ``--tls`` serves HTTPS with a fresh
+self-signed certificate (needs ``openssl``): kubectl sends its bearer token only over TLS
+(kubernetes/kubectl#744), so kubectl needs it; the Python client works over either.
 
 In-process API (tests, benchmark)::
 
@@ -40,5 +43,6 @@ bindings with ``503 ServiceUnavailable``; ``--test-endpoints`` enables ``POST
 /minisched/compact`` (forget the watch history, like an etcd compaction).
 
 Not implemented: a kubelet (bound pods stay Pending; see DESIGN.md), server-side apply, dry run,
-protobuf and YAML bodies, aggregated discovery, OpenAPI documents.
+protobuf and YAML bodies, aggregated discovery, OpenAPI schemas (``openapi.py`` serves only
+what kubectl's field-validation check reads).
 """

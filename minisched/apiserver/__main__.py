@@ -88,6 +88,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="TEST ONLY: enable POST /minisched/compact (forget the watch history)",
     )
     p.add_argument(
+        "--data-dir",
+        help="keep the objects in this directory, so a restarted server still has them "
+        "(like kube-apiserver on etcd; the watch history is not kept)",
+    )
+    p.add_argument(
         "--tls",
         action="store_true",
         help="serve HTTPS with a fresh self-signed certificate (needs openssl on PATH); "
@@ -178,6 +183,7 @@ async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
         seed=args.seed,
         test_endpoints=args.test_endpoints,
         tls=tls,
+        data_dir=args.data_dir,
     )
     await server.start()
     write_private_file(kubeconfig, kubeconfig_text(server.url, server.token, ca_data))
@@ -189,12 +195,16 @@ async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
     if args.exit_on_stdin_eof:
 
         def watch_stdin() -> None:
+            # os.read on the raw descriptor: a buffered reader's lock held by this daemon
+            # thread would make interpreter shutdown abort.
             try:
-                while sys.stdin.buffer.read1(65536):
+                while os.read(stdin_fd, 65536):
                     pass
-            except (OSError, ValueError):
+            except OSError:
                 pass
             loop.call_soon_threadsafe(stop.set)
+
+        stdin_fd = sys.stdin.fileno()
 
         threading.Thread(target=watch_stdin, name="stdin-eof", daemon=True).start()
 

@@ -22,6 +22,7 @@ import asyncio
 import hmac
 import json
 import logging
+import os
 import random
 import secrets
 import socket
@@ -758,6 +759,7 @@ class Server:
         seed: int | None = None,
         test_endpoints: bool = False,
         tls: tuple[str, str] | None = None,
+        data_dir: str | None = None,
     ) -> None:
         self.host = host
         # (certificate file, key file) to serve HTTPS; kubectl sends its bearer token only
@@ -765,7 +767,13 @@ class Server:
         self.tls = tls
         self.port = port
         self.token = token or secrets.token_urlsafe(32)
-        self.store = Store(watch_history=watch_history, watcher_queue=watcher_queue)
+        journal = None
+        if data_dir is not None:
+            os.makedirs(data_dir, exist_ok=True)
+            journal = os.path.join(data_dir, "objects.jsonl")
+        self.store = Store(
+            watch_history=watch_history, watcher_queue=watcher_queue, journal=journal
+        )
         self.registry = Registry(
             self.store,
             rng=random.Random(seed),
@@ -812,6 +820,7 @@ class Server:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        self.store.close()
 
     # ---- running on a private loop in a thread (tests, benchmark) ---------------------------
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -177,7 +178,9 @@ class ResourceState:
 class Store:
     """Versioned objects of every resource, a history of recent events, and the open watches."""
 
-    def __init__(self, watch_history: int = 5000, watcher_queue: int = 2000) -> None:
+    def __init__(
+        self, watch_history: int = 5000, watcher_queue: int = 2000, journal: str | None = None
+    ) -> None:
         if watch_history < 1:
             raise ValueError("watch_history must be at least 1")
         self.rv = 0
@@ -188,6 +191,62 @@ class Store:
         self.watcher_queue = watcher_queue
         # Optional hook (tests, benchmark): called with every committed event.
         self.listeners: list[Callable[[Event], None]] = []
+        self._journal_fd: int | None = None
+        if journal is not None:
+            self._open_journal(journal)
+
+    # ---- persistence (optional) -------------------------------------------------------------
+
+    def _open_journal(self, path: str) -> None:
+        """Load the objects and resourceVersion a previous run left in ``path``, rewrite the
+        file as a snapshot of them, and append every later change to it.
+
+        Like a real API server restarting on etcd: objects and resourceVersions survive, the
+        watch history does not (a watch from before the restart gets 410 and relists).
+        Each change is one ``write`` to an O_APPEND file before the client gets its answer, so
+        a killed process loses nothing it acknowledged (no fsync: a machine crash may).
+        """
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                for raw in f:
+                    try:
+                        entry = json.loads(raw)
+                    except ValueError:
+                        break  # a line torn by a crash: everything before it is intact
+                    self.rv = max(self.rv, int(entry["rv"]))
+                    if entry["type"] == "RV":
+                        continue
+                    objects = self._state(entry["resource"]).objects
+                    if entry["type"] == DELETED:
+                        objects.pop(key_of(entry["object"]), None)
+                    else:
+                        objects[key_of(entry["object"])] = entry["object"]
+        if self.rv:
+            # A restart moves the revision on (a real API server writes at startup too), and
+            # the history starts there: a watch from before the restart is answered 410.
+            self.rv += 1
+        self.history_start = self.rv
+        snapshot = [
+            {
+                "rv": int(obj["metadata"]["resourceVersion"]),
+                "type": ADDED,
+                "resource": name,
+                "object": obj,
+            }
+            for name, state in self._resources.items()
+            for obj in state.objects.values()
+        ]
+        snapshot.append({"rv": self.rv, "type": "RV"})
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(b"".join(dumps(e) + b"\n" for e in snapshot))
+        os.replace(tmp, path)
+        self._journal_fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+
+    def close(self) -> None:
+        if self._journal_fd is not None:
+            os.close(self._journal_fd)
+            self._journal_fd = None
 
     # ---- reads ------------------------------------------------------------------------------
 
@@ -244,8 +303,12 @@ class Store:
 
     def _commit(self, resource: str, event_type: str, obj: JSON, prev: JSON | None) -> Event:
         """Give ``obj`` the next resourceVersion, record the event and fan it out."""
-        self.rv += 1
-        obj["metadata"]["resourceVersion"] = str(self.rv)
+        rv = self.rv + 1
+        obj["metadata"]["resourceVersion"] = str(rv)
+        if self._journal_fd is not None:  # first, so a failed write changes nothing
+            entry = {"rv": rv, "type": event_type, "resource": resource, "object": obj}
+            os.write(self._journal_fd, dumps(entry) + b"\n")
+        self.rv = rv
         ev = Event(self.rv, event_type, resource, obj, prev)
         if len(self.history) == self.history.maxlen:
             self.history_start = self.history[0].rv
@@ -261,21 +324,21 @@ class Store:
 
     def insert(self, resource: str, obj: JSON) -> JSON:
         """Store a new object (the caller checked it does not exist). Returns it."""
-        self._state(resource).objects[key_of(obj)] = obj
         self._commit(resource, ADDED, obj, None)
+        self._state(resource).objects[key_of(obj)] = obj
         return obj
 
     def replace(self, resource: str, obj: JSON, prev: JSON) -> JSON:
         """Store ``obj`` in place of ``prev`` (the caller checked preconditions)."""
-        self._state(resource).objects[key_of(obj)] = obj
         self._commit(resource, MODIFIED, obj, prev)
+        self._state(resource).objects[key_of(obj)] = obj
         return obj
 
     def remove(self, resource: str, prev: JSON) -> JSON:
         """Delete an object. Returns its last state, carrying the deletion's resourceVersion."""
-        del self._state(resource).objects[key_of(prev)]
         last = {**prev, "metadata": dict(prev["metadata"])}
         self._commit(resource, DELETED, last, prev)
+        del self._state(resource).objects[key_of(prev)]
         return last
 
     def compact(self) -> None:
