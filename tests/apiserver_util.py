@@ -51,7 +51,7 @@ def start_server(
     stdin: int | None = subprocess.DEVNULL,
 ) -> ServerProcess:
     """Spawn the server on a free port and wait for its ready line."""
-    token = token or secrets.token_urlsafe(16)
+    token = token or secrets.token_hex(16)
     cmd = [sys.executable, "-m", "minisched.apiserver", "--port", "0", "--token", token, *args]
     proc = subprocess.Popen(
         cmd,

@@ -175,7 +175,7 @@ async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
     server = Server(
         args.host,
         args.port,
-        token=args.token or secrets.token_urlsafe(32),
+        token=args.token or secrets.token_hex(24),
         watch_history=args.watch_history,
         watcher_queue=args.watcher_queue,
         bookmark_interval=args.bookmark_interval,

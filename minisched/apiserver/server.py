@@ -766,7 +766,7 @@ class Server:
         # over TLS (kubernetes/kubectl#744), so kubectl needs this.
         self.tls = tls
         self.port = port
-        self.token = token or secrets.token_urlsafe(32)
+        self.token = token or secrets.token_hex(24)
         journal = None
         if data_dir is not None:
             os.makedirs(data_dir, exist_ok=True)

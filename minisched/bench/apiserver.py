@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     starts = start_to_ready(args.starts)
     results["start_to_ready_s"] = {"median": statistics.median(starts), "all": starts}
 
-    token = secrets.token_urlsafe(16)
+    token = secrets.token_hex(16)
     proc, fields, _ = start("--watch-history", "20000", "--token", token)
     try:
         api_client = config.new_client_from_config(config_file=fields["kubeconfig"])
