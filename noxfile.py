@@ -66,12 +66,14 @@ def apiserver(session: nox.Session) -> None:
     install(session)
     kubeconfig = ROOT / ".nox" / "minisched.kubeconfig"
     session.log(f"point kubectl at it:  kubectl --kubeconfig {kubeconfig} get nodes")
+    # --tls: kubectl sends a bearer token only over TLS, so plain HTTP would get 401 from it.
     session.run(
         "python",
         "-m",
         "minisched.apiserver",
         "--kubeconfig",
         str(kubeconfig),
+        "--tls",
         *(session.posargs or ["--port", "6443"]),
     )
 
