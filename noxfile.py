@@ -20,12 +20,9 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["step1"]
 
-TEST_DEPS = [".[dev]"]
-
-
-def install(session: nox.Session, *extra: str) -> None:
-    """Install the project (editable, so code changes need no reinstall) and extras."""
-    session.install("-e", ".", *extra)
+def install(session: nox.Session, extras: str = "") -> None:
+    """Install the project editable (code changes need no reinstall), with optional extras."""
+    session.install("-e", f".[{extras}]" if extras else ".")
 
 
 def make_step_session(number: int, title: str, built: bool) -> None:
@@ -46,7 +43,7 @@ for _step in STEPS:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Lint, then the whole test suite (pytest arguments after --)."""
-    install(session, *TEST_DEPS)
+    install(session, "dev")
     session.run("ruff", "format", "--check", ".")
     session.run("ruff", "check", ".")
     session.run("pytest", *session.posargs)
