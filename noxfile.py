@@ -20,6 +20,7 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["step1"]
 
+
 def install(session: nox.Session, extras: str = "") -> None:
     """Install the project editable (code changes need no reinstall), with optional extras."""
     session.install("-e", f".[{extras}]" if extras else ".")

@@ -48,7 +48,8 @@ class EmbeddedServer:
         self.kubeconfig = str(Path(self._dir.name) / "kubeconfig")
         self.extra_args = list(extra_args)
         self.ready_timeout = ready_timeout
-        self.token = secrets.token_hex(24)  # hex: never starts with "-", which argparse would misread
+        # Hex, because a token starting with "-" would be misread by argparse.
+        self.token = secrets.token_hex(24)
         self.port = 0  # 0: let the server pick; restart() reuses the port it picked
         self.url = ""
         self.process: subprocess.Popen[str] | None = None
