@@ -81,3 +81,10 @@ def diff(session: nox.Session) -> None:
     """Print the diff between two steps: nox -s diff -- 4 5 (or --write to refresh docs/diffs)."""
     install(session)
     session.run("python", "-m", "minisched.stepdiff", *(session.posargs or ["1", "2"]))
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmark the steps and the API server, scheduler_perf style: nox -s bench -- --quick."""
+    install(session)
+    session.run("python", "-m", "minisched.bench", *session.posargs)

@@ -1,1 +1,18 @@
-"""Measurements (not tests): ``python -m minisched.bench.<name>``. Timings are never asserted."""
+"""Measurements (not tests): ``python -m minisched.bench`` (``nox -s bench``) and its parts.
+
+Upstream counterpart: ``test/integration/scheduler_perf`` (``BenchmarkPerfScheduling``, the
+SchedulingBasic workload with ``node-default.yaml`` and ``pod-default.yaml``; metric
+SchedulingThroughput in pods/s).
+
+- ``__main__``: the command line that ``nox -s bench`` runs.
+- ``scheduler``: the scheduler workloads (nodes and pods pre-created, the step's scheduler
+  started afterwards in a child process, measured from the first binding to the last).
+- ``child``: that child process; it times itself through the step's Recorder.
+- ``apiserver``: the embedded API server alone (start-to-ready, creates/s, binds/s, watch-event
+  latency with 1 and 50 watchers); also ``python -m minisched.bench.apiserver``.
+- ``results``: the JSON file under ``bench-results/``, the rich tables, targets, ``--compare``.
+- ``proc``: CPU seconds and peak RSS from ``/proc``; ``profile``: a ``pprof -top`` for py-spy.
+
+Timings are never asserted: ``tests/test_bench.py`` runs all of it at tiny sizes so it cannot
+rot.
+"""

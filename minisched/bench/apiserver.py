@@ -142,30 +142,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pods", type=int, default=1000, help="pods to create and bind")
-    p.add_argument("--starts", type=int, default=7, help="process starts to time")
-    p.add_argument("--events", type=int, default=200, help="events per watch-latency run")
-    p.add_argument("--json", help="also write the results to this JSON file")
-    args = p.parse_args(argv)
-
+def measure(pods: int = 1000, starts: int = 7, events: int = 200) -> dict[str, Any]:
+    """Every measurement of this module, as a dict (``nox -s bench`` stores it as is)."""
     results: dict[str, Any] = {}
-    starts = start_to_ready(args.starts)
-    results["start_to_ready_s"] = {"median": statistics.median(starts), "all": starts}
+    ready = start_to_ready(starts)
+    results["start_to_ready_s"] = {"median": statistics.median(ready), "all": ready}
 
     token = secrets.token_hex(16)
     proc, fields, _ = start("--watch-history", "20000", "--token", token)
     try:
         api_client = config.new_client_from_config(config_file=fields["kubeconfig"])
         core = client.CoreV1Api(api_client)
-        creates, binds = creates_and_binds(core, args.pods)
+        creates, binds = creates_and_binds(core, pods)
         results["creates_per_s"] = creates
         results["binds_per_s"] = binds
         for watchers in (1, 50):
-            lat = watch_latency(
-                fields["url"], token, core, watchers, args.events, f"lat-{watchers}"
-            )
+            lat = watch_latency(fields["url"], token, core, watchers, events, f"lat-{watchers}")
             results[f"watch_latency_ms_{watchers}"] = {
                 "p50": percentile(lat, 0.50),
                 "p99": percentile(lat, 0.99),
@@ -175,6 +167,20 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stop(proc)
 
+    results["pods"] = pods
+    results["events"] = events
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pods", type=int, default=1000, help="pods to create and bind")
+    p.add_argument("--starts", type=int, default=7, help="process starts to time")
+    p.add_argument("--events", type=int, default=200, help="events per watch-latency run")
+    p.add_argument("--json", help="also write the results to this JSON file")
+    args = p.parse_args(argv)
+
+    results = measure(args.pods, args.starts, args.events)
     rows = [
         ("start-to-ready (median)", f"{results['start_to_ready_s']['median'] * 1000:.0f} ms"),
         (f"creates/s (1 client thread, {args.pods} pods)", f"{results['creates_per_s']:.0f}"),

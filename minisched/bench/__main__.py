@@ -1,0 +1,148 @@
+"""``python -m minisched.bench`` (``nox -s bench``): scheduler workloads and the API server alone.
+
+Upstream counterpart: ``test/integration/scheduler_perf`` (``BenchmarkPerfScheduling``,
+SchedulingBasic at 500 and 5000 nodes; metric SchedulingThroughput in pods/s).
+
+    python -m minisched.bench [--steps 1 3 6 8] [--nodes 100 500 5000] [--pods 1000]
+        [--repeats N] [--out DIR] [--compare FILE] [--kubeconfig PATH [--context C]]
+        [--apiserver/--no-apiserver] [--baseline/--no-baseline] [--quick] [--profile DIR]
+
+Every (step, nodes, pods) workload runs ``--repeats`` times against a fresh embedded API server
+(or the ``--kubeconfig`` cluster); the baseline binder (shown as step "binder") runs once per
+node count. Results go to ``<out>/bench-<time>.json`` and are printed as tables, with the
+issue's targets as ratios. These machines are noisy: compare ratios measured side by side
+(``--compare`` an earlier file), never absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+
+from minisched import steps
+
+from . import results as results_mod
+from .scheduler import LATENCY_NOTE, NAMING_NOTE, Target, run_workload
+
+DEFAULT_STEPS = (1, 3, 6, 8)
+DEFAULT_NODES = (100, 500, 5000)
+DEFAULT_PODS = (1000,)
+QUICK_NODES = (5, 20)
+QUICK_PODS = (20,)
+# The API server part: full and --quick sizes (pods created and bound, process starts timed,
+# events per watch-latency run).
+APISERVER_SIZES = {"pods": 1000, "starts": 7, "events": 200}
+APISERVER_QUICK_SIZES = {"pods": 20, "starts": 2, "events": 10}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m minisched.bench",
+        description="A scheduler_perf-style benchmark of minisched's steps and API server.",
+    )
+    p.add_argument("--steps", type=int, nargs="+", help="steps to run (default 1 3 6 8, built)")
+    p.add_argument("--nodes", type=int, nargs="+", help="node counts (default 100 500 5000)")
+    p.add_argument("--pods", type=int, nargs="+", help="pod counts (default 1000)")
+    p.add_argument("--repeats", type=int, default=1, help="runs per workload (median reported)")
+    p.add_argument("--out", default="bench-results", help="where the JSON goes")
+    p.add_argument("--compare", metavar="FILE", help="print ratios against an earlier run")
+    p.add_argument("--kubeconfig", help="run the workloads on this cluster (no API server part)")
+    p.add_argument("--context", help="kubeconfig context")
+    p.add_argument(
+        "--apiserver",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="measure the embedded API server alone (default on; off with --kubeconfig)",
+    )
+    p.add_argument(
+        "--baseline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the sequential binder (the one-thread ceiling), once per node count",
+    )
+    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=60.0,
+        help="a run fails when no pod is bound for this long (seconds)",
+    )
+    p.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="run each scheduler under py-spy (pip install py-spy) and keep its stacks in DIR",
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    # Piped output (nox logs, CI) gets a width that fits the workloads table.
+    console = Console() if sys.stdout.isatty() else Console(width=150)
+    target = Target(args.kubeconfig, args.context)
+    wanted = args.steps or list(DEFAULT_STEPS)
+    built = [n for n in wanted if 1 <= n <= len(steps.STEPS) and steps.get(n).built]
+    notes = [NAMING_NOTE, LATENCY_NOTE]
+    for n in wanted:
+        if n not in built:
+            notes.append(f"step {n} skipped: not built")
+    nodes = args.nodes or list(QUICK_NODES if args.quick else DEFAULT_NODES)
+    pods = args.pods or list(QUICK_PODS if args.quick else DEFAULT_PODS)
+    run_apiserver = args.apiserver and target.embedded
+    config: dict[str, Any] = {
+        "steps": built,
+        "nodes": nodes,
+        "pods": pods,
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "quick": args.quick,
+        "target": "embedded" if target.embedded else f"{args.kubeconfig} ({args.context})",
+    }
+    results = results_mod.new(config, notes)
+
+    def say(line: str) -> None:
+        console.print(line, highlight=False)
+
+    say(f"minisched bench: steps {built}, nodes {nodes}, pods {pods}, repeats {args.repeats}")
+    for p in pods:
+        for n in nodes:
+            for step in ([0] if args.baseline else []) + built:
+                results["workloads"].append(
+                    run_workload(
+                        step,
+                        n,
+                        p,
+                        target,
+                        repeats=1 if step == 0 else args.repeats,
+                        seed=args.seed,
+                        stall_timeout=args.stall_timeout,
+                        profile=args.profile if step else None,
+                        say=say,
+                    )
+                )
+    if run_apiserver:
+        from . import apiserver
+
+        sizes = APISERVER_QUICK_SIZES if args.quick else APISERVER_SIZES
+        say(f"API server alone: {sizes}")
+        results["apiserver"] = apiserver.measure(**sizes)
+
+    path = results_mod.write(results, args.out)
+    results_mod.print_results(results, console)
+    if args.compare:
+        earlier = results_mod.load(args.compare)
+        console.print(results_mod.compare_table(results, earlier, args.compare))
+        if results.get("apiserver") and earlier.get("apiserver"):
+            console.print(results_mod.compare_apiserver_table(results, earlier, args.compare))
+    say(f"results: {path}")
+    failed = [w for w in results["workloads"] if not w["summary"]["ok"]]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
