@@ -171,3 +171,9 @@ def drive(sched: Any, bindings: int, *, seconds: float = 15.0) -> bool:
     before Permit exists), then wait for the binding threads."""
     sched.clock.advance(seconds)
     return sched.client.wait_for_bindings(bindings)
+
+
+def add_pods(sched: Any, *pods: client.V1Pod) -> None:
+    """Put pods in the scheduler's pod informer cache, where its error func looks them up."""
+    for pod in pods:
+        sched.pod_informer.store._set(meta_namespace_key(pod), pod)

@@ -60,6 +60,15 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "bound    minisched-permit-",
         ],
     ),
+    6: (
+        # Every node is cordoned: pod1 is re-queued, not lost, and waits for an event.
+        lambda b: b == {"pod1": None},
+        [
+            "NodeUnschedulable: node(s) were unschedulable",
+            "/pod1: -> unschedulableQ (ScheduleAttemptFailure)",
+            "scenario: pod1 is pending in unschedulableQ, rejected by NodeUnschedulable",
+        ],
+    ),
 }
 
 
