@@ -307,7 +307,21 @@ def py_spy_command(output: str) -> list[str]:
     if not py_spy:
         raise SystemExit("--profile needs py-spy: pip install py-spy, or set $PY_SPY")
     os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
-    return [py_spy, "record", "--format", "raw", "--rate", "200", "--threads", "-o", output, "--"]
+    # --gil: only the thread holding the GIL is sampled, so waiting on sockets and locks is left
+    # out and the profile shows where the Python CPU time goes.
+    return [
+        py_spy,
+        "record",
+        "--format",
+        "raw",
+        "--rate",
+        "200",
+        "--threads",
+        "--gil",
+        "-o",
+        output,
+        "--",
+    ]
 
 
 def summarise(child: dict[str, Any], pods: int) -> dict[str, Any]:
