@@ -69,6 +69,16 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: pod1 is pending in unschedulableQ, rejected by NodeUnschedulable",
         ],
     ),
+    7: (
+        # node5's NodeAdd finds both pods still backing off: parked in podBackoffQ for good.
+        lambda b: b == {"pod1": None, "pod8": None},
+        [
+            "/pod1: -> unschedulableQ (ScheduleAttemptFailure)",
+            "/pod1: -> podBackoffQ (NodeAdd)",
+            "/pod8: -> podBackoffQ (NodeAdd)",
+            "stay in podBackoffQ: nothing flushes it until step 8",
+        ],
+    ),
 }
 
 
