@@ -96,3 +96,28 @@ def test_percentile() -> None:
     assert percentile([], 50) is None
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0
     assert percentile([float(i) for i in range(1, 101)], 99) == 99.0
+
+
+def test_kubeconfig_path_cleans_up(tmp_path: Path) -> None:
+    """--kubeconfig: the workload runs on "a real cluster" (here a server of its own), binds
+    every pod to the benchmark's labelled nodes only, and leaves nothing behind."""
+    from kubernetes import client, config
+
+    from minisched.cluster import EmbeddedServer
+
+    with EmbeddedServer() as server:
+        api = config.new_client_from_config(config_file=server.kubeconfig)
+        core = client.CoreV1Api(api)
+        core.create_node({"metadata": {"name": "someone-elses-node"}})
+        argv = ["--kubeconfig", server.kubeconfig, "--steps", "1", "--nodes", "3"]
+        status = main([*argv, "--pods", "5", "--no-baseline", "--out", str(tmp_path)])
+        assert status == 0
+        (path,) = tmp_path.glob("bench-*.json")
+        data = json.loads(path.read_text())
+        assert data["apiserver"] is None  # the API server part measures the embedded one only
+        (workload,) = data["workloads"]
+        assert workload["summary"]["ok"] is True
+        assert workload["runs"][0]["bound"] == 5
+        assert [n.metadata.name for n in core.list_node().items] == ["someone-elses-node"]
+        assert core.list_pod_for_all_namespaces().items == []
+        api.close()
