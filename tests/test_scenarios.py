@@ -79,6 +79,16 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "stay in podBackoffQ: nothing flushes it until step 8",
         ],
     ),
+    8: (
+        # The same story; the backoff flush lets both pods onto the new nodes.
+        lambda b: set(b) == {"pod1", "pod8"} and all(n in _nodes(5, 10) for n in b.values()),
+        [
+            "/pod1: -> podBackoffQ (NodeAdd)",
+            "/pod1: -> activeQ (BackoffComplete)",
+            "/pod8: -> activeQ (BackoffComplete)",
+            "scenario: every pod is bound",
+        ],
+    ),
 }
 
 
