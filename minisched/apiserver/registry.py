@@ -168,6 +168,16 @@ def decode(expected: str, body: Any) -> JSON:
     return body
 
 
+def _check_client_readable(kind: str, obj: JSON) -> None:
+    """400 for an object the official client could not read back (see validation)."""
+    try:
+        validation.check_client_readable(kind, obj)
+    except validation.DecodeError as exc:
+        raise errors.bad_request(
+            f'{kind} in version "v1" cannot be handled as a {kind}: {exc}'
+        ) from None
+
+
 def _short(body: JSON) -> str:
     import json
 
@@ -197,7 +207,7 @@ class Registry:
         """The namespaces every cluster starts with."""
         for name in BOOTSTRAP_NAMESPACES:
             if self.store.get("namespaces", ("", name)) is None:
-                self.create(NAMESPACES, None, {"metadata": {"name": name}})
+                self.create(NAMESPACES, None, {"metadata": {"name": name}}, trusted=True)
 
     # ---- helpers ----------------------------------------------------------------------------
 
@@ -217,7 +227,11 @@ class Registry:
 
     # ---- create -----------------------------------------------------------------------------
 
-    def create(self, res: Resource, namespace: str | None, body: Any) -> JSON:
+    def create(
+        self, res: Resource, namespace: str | None, body: Any, *, trusted: bool = False
+    ) -> JSON:
+        """Create an object; ``trusted`` (the server's own bootstrap objects) skips the
+        official-client check, so start-up does not import the client's models."""
         obj = decode(res.kind, body)
         meta = obj["metadata"]
         if res.namespaced:
@@ -248,7 +262,10 @@ class Registry:
             )
         if self.store.get(res.name, (namespace or "", meta["name"])) is not None:
             raise errors.already_exists(res.name, meta["name"])
-        return self.store.insert(res.name, defaults.order_object(res.kind, obj))
+        obj = defaults.order_object(res.kind, obj)
+        if not trusted:
+            _check_client_readable(res.kind, obj)
+        return self.store.insert(res.name, obj)
 
     def _prepare_for_create(self, res: Resource, obj: JSON) -> None:
         obj["metadata"].pop("generation", None)
@@ -380,6 +397,7 @@ class Registry:
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         if new == existing:
             return existing  # a no-op update writes nothing (etcd3 GuaranteedUpdate)
+        _check_client_readable(res.kind, new)
         stored = self.store.replace(res.name, new, existing)
         return self._finish_if_deleted(res, stored)
 

@@ -722,7 +722,9 @@ def _decode_continue(token: str) -> str:
 def build_app(api: ApiServer) -> web.Application:
     """An aiohttp application routing every path and method to ``api.handle``."""
     app = web.Application(client_max_size=api.max_body_bytes)
-    app.router.add_route("*", "/{tail:.*}", api.handle)
+    # [\s\S], not ".": the path is matched percent-decoded, and "." stops at a newline, so
+    # "/api/v1/%0A" missed the route and got aiohttp's plain-text 404 (found by fuzzing).
+    app.router.add_route("*", r"/{tail:[\s\S]*}", api.handle)
 
     async def on_shutdown(_: web.Application) -> None:
         api.shutting_down = True
