@@ -19,8 +19,8 @@ and this module turns what they recorded into tables. The events a step may reco
 ``error``        pod, message: anything else that went wrong for the pod
 ===============  ===========================================================================
 
-On a terminal queue moves are shown as a live table; otherwise every event of interest is one
-plain line, so tests and CI logs can read it.
+Every event of interest is one plain line, so tests and CI logs can read it; on a terminal the
+three queues are also shown as a live table below those lines.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from rich.live import Live
 from rich.table import Table
 
 QUEUES = ("activeQ", "podBackoffQ", "unschedulableQ")
+WAITING = "waiting on Permit"  # not a queue: the pods between Permit and their binding
 
 
 class Recorder(Protocol):
@@ -87,10 +88,11 @@ class Report:
             line = self._apply(view, event, fields)
             if line:
                 self.lines.append(line)
-        if line and not self.live_view:
+        # With a live view, lines print above it (rich keeps the live table at the bottom).
+        if line:
             self.console.print(line, markup=False, highlight=False)
-        elif self._live is not None:
-            self._live.update(self.queue_table())
+        if self._live is not None:
+            self._live.update(self.queue_table(), refresh=True)
 
     def _apply(self, view: PodView, event: str, f: dict[str, Any]) -> str:
         """Update one pod's view; return the plain line to print, or ""."""
@@ -117,10 +119,12 @@ class Report:
             view.message = f["message"]
             return f"pending  {pod}: {f['message']}"
         if event == "waiting":
+            view.queue = WAITING
             plugins = ", ".join(f.get("plugins", ()))
             return f"waiting  {pod}: on {f['node']}, Permit by {plugins}"
         if event == "bound":
             view.node = f["node"]
+            view.queue = ""
             return f"bound    {pod} -> {f['node']}"
         if event == "error":
             view.message = f["message"]
@@ -142,10 +146,13 @@ class Report:
 
     def queue_table(self) -> Table:
         table = Table(title="Scheduling queue")
-        for name in QUEUES:
+        for name in (*QUEUES, WAITING):
             table.add_column(name)
         with self._lock:
-            columns = [sorted(p for p, v in self.pods.items() if v.queue == q) for q in QUEUES]
+            columns = [
+                sorted(p.rsplit("/", 1)[-1] for p, v in self.pods.items() if v.queue == q)
+                for q in (*QUEUES, WAITING)
+            ]
         for row in range(max((len(c) for c in columns), default=0)):
             table.add_row(*(c[row] if row < len(c) else "" for c in columns))
         return table

@@ -112,7 +112,6 @@ def run_step(
         raise SystemExit(f"step {number} ({step.title}) is not built yet")
     scenario_module = importlib.import_module(step.scenario)
     report = report or Report()
-    say = report.console.print if not report.live_view else (lambda line: None)
     with cluster.connect(kubeconfig, context) as c:
         report.console.print(f"step {number}: {step.title} ({step.adds})", highlight=False)
         report.console.print(f"using the {c.describe()}, seed {seed}", highlight=False)
@@ -128,7 +127,7 @@ def run_step(
                     step.slug,
                     timeout=timeout,
                     wait_for_cache=_cache_probe(scheduler),
-                    say=lambda line: say(line, highlight=False),
+                    say=lambda line: report.console.print(line, markup=False, highlight=False),
                 ) as scenario:
                     bindings = scenario_module.run(scenario)
                     notes = list(getattr(scenario, "notes", []))
