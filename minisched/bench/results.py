@@ -179,13 +179,14 @@ def targets(results: dict[str, Any]) -> list[str]:
         )
         binder = _summary(results, 0, 500)
         if binder and binder.get("pods_per_s"):
-            # The reference machine's ceiling was 350 pods/s; scale kube-scheduler's figure by
-            # this machine's ceiling, measured side by side.
-            ratio = pods_s / binder["pods_per_s"]
-            wanted = TARGET_FRACTION * KUBE_SCHEDULER_ALL_NODES_500 / SEQUENTIAL_BINDER_CEILING
+            # Context, not a target: the reference binder did 350 pods/s against kube-apiserver
+            # and etcd, so kube-scheduler there was bound by the API server; here the binder
+            # shows how much faster the embedded server answers, and that it is not the limit.
             line += (
-                f"; side by side: {ratio:.2f} x this machine's sequential binder "
-                f"({binder['pods_per_s']:.0f} pods/s; target >= {wanted:.2f})"
+                f"; this machine's sequential binder: {binder['pods_per_s']:.0f} pods/s "
+                f"(reference: {SEQUENTIAL_BINDER_CEILING:.0f} against kube-apiserver), so "
+                f"{label} spends {1000 / pods_s - 1000 / binder['pods_per_s']:.2f} ms per pod "
+                "beyond one bind request"
             )
         lines.append(line)
     steps_seen = sorted({w["step"] for w in results["workloads"] if w["step"]})
