@@ -332,6 +332,7 @@ def test_node0_permit_race_is_safe(step: int) -> None:
     step_module(step, "schedule_one").schedule_one(sched)
     assert sched.client.wait_for_bindings(1)  # without advancing: the allow was not lost
     assert sched.client.bindings == [("default/pod0", "node0")]
+    assert sched.recorder.of("waiting") == []  # allowed before it waited: nothing to report
 
 
 @step_param

@@ -72,8 +72,9 @@ def schedule_one(sched: Scheduler) -> None:
         record_scheduling_failure(sched, pod, permit_status.as_error() or Exception(), reason)
         return
     waiting_pod = fwk.get_waiting_pod(pod.metadata.uid)
-    if waiting_pod is not None:
-        plugins = sorted(waiting_pod.get_pending_plugins())
+    # A plugin may already have allowed the pod (a 0 s wait): then nothing is pending.
+    plugins = sorted(waiting_pod.get_pending_plugins()) if waiting_pod is not None else []
+    if plugins:
         sched.recorder.record("waiting", pod=key, node=node_name, plugins=plugins)
 
     # Bind asynchronously (upstream: go func()): the next scheduling cycle starts while this
