@@ -42,6 +42,16 @@ for _step in STEPS:
 
 
 @nox.session
+def scheduler(session: nox.Session) -> None:
+    """Run one step's scheduler alone, like kube-scheduler: nox -s scheduler -- 5 --kubeconfig P."""
+    if not session.posargs or not session.posargs[0].isdigit():
+        session.error("say which step: nox -s scheduler -- N [--kubeconfig PATH] [--context C]")
+    install(session)
+    number, *args = session.posargs
+    session.run("python", "-m", f"steps.step{number}", *args)
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """Lint, then the whole test suite (pytest arguments after --)."""
     install(session, "dev")

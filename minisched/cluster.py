@@ -140,14 +140,17 @@ def connect(
     kubeconfig: str | None = None,
     context: str | None = None,
     *,
+    embedded: bool = False,
     embedded_args: tuple[str, ...] = (),
 ) -> Iterator[Cluster]:
     """Yield a ``Cluster``; start and stop the embedded server when no kubeconfig is given.
 
-    The kubeconfig comes from the argument, else ``$KUBECONFIG``; with neither, the embedded
-    server is started for the duration of the ``with`` block.
+    The kubeconfig comes from the argument, else ``$KUBECONFIG`` (unless ``embedded`` is set);
+    with neither, the embedded server is started for the duration of the ``with`` block.
     """
-    kubeconfig = kubeconfig or os.environ.get("KUBECONFIG") or None
+    if kubeconfig is None and not embedded and os.environ.get("KUBECONFIG"):
+        kubeconfig = os.environ["KUBECONFIG"]
+        log.warning("using the cluster of $KUBECONFIG (%s); --embedded ignores it", kubeconfig)
     if kubeconfig is None:
         with EmbeddedServer(*embedded_args) as server:
             api_client = config.new_client_from_config(config_file=server.kubeconfig)

@@ -103,6 +103,7 @@ def run_step(
     seed: int = DEFAULT_SEED,
     kubeconfig: str | None = None,
     context: str | None = None,
+    embedded: bool = False,
     report: Report | None = None,
     timeout: float = 30.0,
 ) -> Result:
@@ -112,7 +113,7 @@ def run_step(
         raise SystemExit(f"step {number} ({step.title}) is not built yet")
     scenario_module = importlib.import_module(step.scenario)
     report = report or Report()
-    with cluster.connect(kubeconfig, context) as c:
+    with cluster.connect(kubeconfig, context, embedded=embedded) as c:
         report.console.print(f"step {number}: {step.title} ({step.adds})", highlight=False)
         report.console.print(f"using the {c.describe()}, seed {seed}", highlight=False)
         scheduler = new_scheduler(
@@ -151,7 +152,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_logging(args.verbose)
     try:
-        run_step(args.step, seed=args.seed, kubeconfig=args.kubeconfig, context=args.context)
+        run_step(
+            args.step,
+            seed=args.seed,
+            kubeconfig=args.kubeconfig,
+            context=args.context,
+            embedded=args.embedded,
+        )
     except KeyboardInterrupt:
         print("interrupted: scheduler, scenario objects and API server were shut down")
         return 130
@@ -177,7 +184,7 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
     setup_logging(max(args.verbose, 1))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with cluster.connect(args.kubeconfig, args.context) as c:
+    with cluster.connect(args.kubeconfig, args.context, embedded=args.embedded) as c:
         log.info("scheduling pods with schedulerName minisched on the %s", c.describe())
         scheduler = new_scheduler(
             steps.get(number),
@@ -207,6 +214,11 @@ def _add_common_flags(parser: argparse.ArgumentParser) -> None:
         help="use this cluster instead of the embedded API server (default: $KUBECONFIG)",
     )
     parser.add_argument("--context", default=None, help="kubeconfig context to use")
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="use the embedded API server even when $KUBECONFIG is set",
+    )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v, -vv)")
 
 

@@ -68,7 +68,16 @@ def test_kubeconfig_from_the_environment(cluster) -> None:  # type: ignore[no-un
     done = run("-m", "minisched.runner", "1", env={"KUBECONFIG": server.kubeconfig})
     assert done.returncode == 0, done.stderr
     assert f"cluster at {server.url}" in done.stdout
+    assert "using the cluster of $KUBECONFIG" in done.stderr
     assert leftovers(core) == []
+
+
+def test_embedded_ignores_kubeconfig_from_the_environment(cluster) -> None:  # type: ignore[no-untyped-def]
+    server, core = cluster
+    done = run("-m", "minisched.runner", "1", "--embedded", env={"KUBECONFIG": server.kubeconfig})
+    assert done.returncode == 0, done.stderr
+    assert "embedded API server" in done.stdout
+    assert core.list_namespace(label_selector=SCENARIO_LABEL).items == []
 
 
 def test_a_bad_kubeconfig_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
