@@ -6,6 +6,7 @@ Arguments after ``--`` go to the program: ``nox -s step3 -- --seed 7 -v``,
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -22,8 +23,20 @@ nox.options.sessions = ["step1"]
 
 
 def install(session: nox.Session, extras: str = "") -> None:
-    """Install the project editable (code changes need no reinstall), with optional extras."""
-    session.install("-e", f".[{extras}]" if extras else ".")
+    """Install the project editable (code changes need no reinstall), with optional extras.
+
+    A reused virtualenv is left alone while pyproject.toml is unchanged: pip would only find
+    everything installed already, and that check costs seconds on every warm run.
+    """
+    requirement = f".[{extras}]" if extras else "."
+    venv = getattr(session.virtualenv, "location", None)
+    stamp = Path(venv) / ".minisched-installed" if venv else None
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + requirement.encode())
+    if stamp and stamp.is_file() and stamp.read_text() == wanted.hexdigest():
+        return
+    session.install("-e", requirement)
+    if stamp:
+        stamp.write_text(wanted.hexdigest())
 
 
 def make_step_session(number: int, title: str, built: bool) -> None:
