@@ -339,7 +339,7 @@ def test_steps_before_6_drop_a_pod_whose_bind_failed(number: int, scheduler_log:
     pod whose bind failed (``Not implemented: re-queueing``), so after a refused binding the
     pod stays unbound and is in no queue. It is scheduled again only if it changes, or if the
     informer relists (every unbound pod is then re-added), never by itself."""
-    names = [f"pod-{i:02d}" for i in range(12)]
+    names = [f"pod-{i:02d}" for i in range(PODS)]
     with EmbeddedServer("--fail-binding-fraction", "0.3", "--seed", "1") as server:
         run = _start(server, number, names)
         try:
@@ -364,6 +364,38 @@ def test_steps_before_6_drop_a_pod_whose_bind_failed(number: int, scheduler_log:
             FIGURES["pods_dropped_steps_1_5"] += len(dropped)
         finally:
             run.stop()
+
+
+def test_injected_binding_faults_are_repeatable_whatever_else_is_created() -> None:
+    """Regression: the fault generator was the one that also makes uids, so the k-th bind's
+    fate depended on how many other objects had been created before it."""
+    from minisched.apiserver.server import Server
+
+    def fates(extra_objects: int) -> list[bool]:
+        srv = Server(port=0, seed=1, fail_binding_fraction=0.5)
+        reg = srv.registry
+        from minisched.apiserver.registry import EVENTS, NODES, PODS
+
+        reg.create(NODES, None, {"metadata": {"name": "n"}})
+        out = []
+        for i in range(20):
+            for j in range(extra_objects):
+                event = {"metadata": {"name": f"e{i}-{j}"}, "involvedObject": {}}
+                reg.create(EVENTS, "default", event)
+            spec = {"containers": [{"name": "c", "image": "i"}]}
+            reg.create(PODS, "default", {"metadata": {"name": f"p{i}"}, "spec": spec})
+            try:
+                reg.bind(
+                    "default", f"p{i}", {"metadata": {"name": f"p{i}"}, "target": {"name": "n"}}
+                )
+                out.append(True)
+            except Exception:
+                out.append(False)
+        srv.store.close()
+        return out
+
+    assert fates(0) == fates(3)
+    assert 0 < fates(0).count(False) < 20
 
 
 def test_fault_figures() -> None:

@@ -195,12 +195,17 @@ class Registry:
         now: Callable[[], float] = time.time,
         rng: random.Random | None = None,
         fail_binding_fraction: float = 0.0,
+        fault_rng: random.Random | None = None,
     ) -> None:
         self.store = store
         self.now = now
         self.rng = rng or random.Random()
         # Test-only fault injection (see __main__ --fail-binding-fraction).
         self.fail_binding_fraction = fail_binding_fraction
+        # A generator of its own: drawn from ``rng``, which also makes every uid, the k-th
+        # binding's fate depended on how many objects (events...) were created before it, so
+        # --seed did not make the injected faults repeatable.
+        self.fault_rng = fault_rng or random.Random()
         self.failed_bindings = 0
 
     def bootstrap(self) -> None:
@@ -544,7 +549,7 @@ class Registry:
         errs = validation.binding_errors(binding)
         if errs:
             raise errors.invalid("Binding", name, errs, name_in_details=bool(name))
-        if self.fail_binding_fraction and self.rng.random() < self.fail_binding_fraction:
+        if self.fail_binding_fraction and self.fault_rng.random() < self.fail_binding_fraction:
             self.failed_bindings += 1
             raise errors.service_unavailable(
                 "the server is currently unable to handle the request (injected fault)"

@@ -779,6 +779,7 @@ class Server:
         self.registry = Registry(
             self.store,
             rng=random.Random(seed),
+            fault_rng=random.Random(seed),
             fail_binding_fraction=fail_binding_fraction,
         )
         self.registry.bootstrap()
