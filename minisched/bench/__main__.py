@@ -50,7 +50,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=1, help="runs per workload (median reported)")
     p.add_argument("--out", default="bench-results", help="where the JSON goes")
     p.add_argument("--compare", metavar="FILE", help="print ratios against an earlier run")
-    p.add_argument("--kubeconfig", help="run the workloads on this cluster (no API server part)")
+    p.add_argument(
+        "--kubeconfig",
+        help="run the workloads on this cluster (no API server part). $KUBECONFIG is ignored: "
+        "a benchmark creates up to thousands of fake nodes, so a real cluster is named explicitly",
+    )
     p.add_argument("--context", help="kubeconfig context")
     p.add_argument(
         "--apiserver",
