@@ -227,6 +227,20 @@ def test_deleting_an_assigned_pod_moves_pods_for_any_event(step: int) -> None:
 
 
 @step_param
+def test_an_assigned_pod_recreated_under_its_name_counts_as_a_delete_and_an_add(step: int) -> None:
+    """A delete and an add merged into one update (a new UID): upstream's updatePodInCache
+    treats it as both, so the delete moves pods that any event may help."""
+    sched = parked(step, "pod1")
+    sched.scheduling_queue._unschedulable_q["pod1_default"].unschedulable_plugins = set()
+    old = make_pod("other", node_name="node0")
+    new = make_pod("other", node_name="node0", uid="uid-other-2")
+    new.metadata.resource_version = "2"
+    sched.pod_informer._notify("update", old, new)
+    assert where(sched, "pod1") == "activeQ"
+    assert sched.recorder.of("queue")[-1]["event"] == "AssignedPodDelete"
+
+
+@step_param
 def test_pods_of_other_schedulers_are_not_queued(step: int) -> None:
     sched = offline_scheduler(step)
     pod = make_pod("theirs")

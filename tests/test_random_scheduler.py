@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from tests.conftest import step_module
+import pytest
+
+from tests.conftest import built_steps, step_module
 from tests.fakes import add_nodes, make_node, make_pod, offline_scheduler
 
 
@@ -58,13 +60,18 @@ def test_a_rejected_binding_is_reported_and_not_retried_in_step_1() -> None:
     assert sched.scheduling_queue.pending_pods() == []  # lost: the reason step 6 exists
 
 
-def test_a_deleting_pod_is_skipped() -> None:
+@pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
+def test_a_deleting_pod_is_skipped(step: int) -> None:
     import datetime
 
-    sched = offline_scheduler(1)
+    sched = offline_scheduler(step)
     add_nodes(sched, make_node("node0"))
     pod = make_pod("pod1")
     pod.metadata.deletion_timestamp = datetime.datetime.now(datetime.timezone.utc)
     sched.scheduling_queue.add(pod)
-    step_module(1, "schedule_one").schedule_one(sched)
+    step_module(step, "schedule_one").schedule_one(sched)
     assert sched.client.bindings == []
+    # As upstream's skipPodSchedule, a Warning event says why.
+    assert sched.event_recorder.events == [
+        ("Warning", "FailedScheduling", "skip schedule deleting pod: default/pod1")
+    ]

@@ -141,6 +141,12 @@ def test_a_failing_score_or_normalize_is_an_error(step: int) -> None:
         ([10, 20, 30], True, [67, 34, 0]),
         ([0, 0, 0], False, [0, 0, 0]),
         ([0, 0, 0], True, [100, 100, 100]),
+        # Upstream's maxCount starts at 0: scores none of which is above 0 stay as they are.
+        ([-5, -10], False, [-5, -10]),
+        ([-5, -10], True, [100, 100]),
+        # Go's integer division truncates toward zero: -300 / 7 is -42, not -43.
+        ([-3, 7], False, [-42, 100]),
+        ([-3, 7], True, [142, 0]),
     ],
 )
 def test_default_normalize_score(

@@ -18,6 +18,9 @@ with ``add_unschedulable_if_not_present``.
 
 Not implemented: the PodNominator (no preemption here), Activate (no plugin asks for it) and
 the metrics.
+Not implemented: the background loops of upstream's PriorityQueue.Run (flushBackoffQCompleted
+every 1 s, flushUnschedulableQLeftover every 30 s): nothing takes a pod out of podBackoffQ once
+its backoff is over, and a pod leaves unschedulableQ only on a matching move request.
 """
 
 from __future__ import annotations

@@ -177,7 +177,16 @@ def add_pod_to_cache(sched: Scheduler, pod: client.V1Pod) -> None:
 
 
 def update_pod_in_cache(sched: Scheduler, old_pod: client.V1Pod, new_pod: client.V1Pod) -> None:
-    """A bound pod changed (upstream: updatePodInCache)."""
+    """A bound pod changed (upstream: updatePodInCache).
+
+    A delete and a re-create under the same name can reach the informer merged into one
+    update: a new UID means another pod, so it counts as the old one deleted and the new one
+    added, as upstream does.
+    """
+    if old_pod.metadata.uid != new_pod.metadata.uid:
+        delete_pod_from_cache(sched, old_pod)
+        add_pod_to_cache(sched, new_pod)
+        return
     sched.scheduling_queue.assigned_pod_updated(new_pod)
 
 

@@ -51,6 +51,9 @@ def schedule_one(sched: Scheduler) -> None:
     pod = pod_info.pod
     key = meta_namespace_key(pod)
     if pod.metadata.deletion_timestamp:
+        # Upstream (skipPodSchedule) also tells the pod's events why it was never tried.
+        message = f"skip schedule deleting pod: {key}"
+        sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
         log.info('Skip schedule deleting pod pod="%s"', key)
         return
     log.info('Attempting to schedule pod pod="%s"', key)
