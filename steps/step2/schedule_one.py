@@ -65,6 +65,8 @@ def schedule_one(sched: Scheduler) -> None:
     err = bind(sched, pod, node_name)
     if err:
         # Not implemented: re-queueing. The pod is dropped until something re-adds it.
+        # Simplified: no FailedScheduling event or PodScheduled condition either (upstream
+        # records them for every failure): here the condition's update would queue it again.
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
         sched.recorder.record("error", pod=key, message=f"binding rejected: {err}")
         return
