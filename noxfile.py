@@ -7,6 +7,8 @@ Arguments after ``--`` go to the program: ``nox -s step3 -- --seed 7 -v``,
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,38 +18,59 @@ ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT))
 from minisched.steps import STEPS  # noqa: E402  (the manifest needs no third-party imports)
 
-nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.reuse_existing_virtualenvs = True
+nox.options.default_venv_backend = "none"  # every session uses the one shared venv below
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["step1"]
 
+# One virtualenv for every session (about 250 MB), instead of one per session: following the
+# README runs a dozen sessions, and a venv each cost 2.5 GB and an install each.
+VENV = ROOT / ".nox" / "minisched"
 
-def install(session: nox.Session, extras: str = "") -> None:
-    """Install the project editable (code changes need no reinstall), with optional extras.
 
-    A reused virtualenv is left alone while pyproject.toml is unchanged: pip would only find
-    everything installed already, and that check costs seconds on every warm run.
+def python(session: nox.Session) -> str:
+    """The shared venv's interpreter, after creating the venv and installing the project into it
+    (editable, with the dev extras) when that has not been done for this pyproject.toml.
+
+    With uv on PATH, uv creates and fills the venv (much faster); otherwise virtualenv and pip,
+    which come with nox.
     """
-    requirement = f".[{extras}]" if extras else "."
-    venv = getattr(session.virtualenv, "location", None)
-    stamp = Path(venv) / ".minisched-installed" if venv else None
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + requirement.encode())
-    if stamp and stamp.is_file() and stamp.read_text() == wanted.hexdigest():
-        return
-    session.install("-e", requirement)
-    if stamp:
-        stamp.write_text(wanted.hexdigest())
+    bindir = "Scripts" if sys.platform == "win32" else "bin"
+    interpreter = VENV / bindir / ("python.exe" if sys.platform == "win32" else "python")
+    stamp = VENV / ".minisched-installed"
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if interpreter.exists() and stamp.is_file() and stamp.read_text() == wanted:
+        return str(interpreter)
+    uv = shutil.which("uv")
+    if not interpreter.exists():
+        if uv:
+            session.run(uv, "venv", "--python", sys.executable, str(VENV), external=True)
+        else:
+            session.run(sys.executable, "-m", "virtualenv", "-q", str(VENV), external=True)
+    if uv:
+        install = [uv, "pip", "install", "--python", str(interpreter)]
+    else:
+        install = [str(interpreter), "-m", "pip", "install", "-q"]
+    session.run(*install, "-e", ".[dev]", external=True)
+    stamp.write_text(wanted)
+    return str(interpreter)
+
+
+def run(session: nox.Session, *args: str) -> None:
+    """``python -m ...`` in the shared venv, with the venv's scripts (kubectl) first on PATH."""
+    interpreter = python(session)
+    bindir = str(Path(interpreter).parent)
+    env = {"VIRTUAL_ENV": str(VENV), "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    session.run(interpreter, "-m", *args, external=True, env=env)
 
 
 def make_step_session(number: int, title: str, built: bool) -> None:
     def step_session(session: nox.Session) -> None:
         if not built:
             session.error(f"step {number} ({title}) is not built yet")
-        install(session)
-        session.run("python", "-m", "minisched.runner", str(number), *session.posargs)
+        run(session, "minisched.runner", str(number), *session.posargs)
 
     step_session.__doc__ = f"Run step {number}: {title}."
-    nox.session(name=f"step{number}", python=False if not built else None)(step_session)
+    nox.session(name=f"step{number}")(step_session)
 
 
 for _step in STEPS:
@@ -59,38 +82,33 @@ def scheduler(session: nox.Session) -> None:
     """Run one step's scheduler alone, like kube-scheduler: nox -s scheduler -- 5 --kubeconfig P."""
     if not session.posargs or not session.posargs[0].isdigit():
         session.error("say which step: nox -s scheduler -- N [--kubeconfig PATH] [--context C]")
-    install(session)
     number, *args = session.posargs
-    session.run("python", "-m", f"steps.step{number}", *args)
+    run(session, f"steps.step{number}", *args)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """Lint, then the whole test suite (pytest arguments after --)."""
-    install(session, "dev")
-    session.run("ruff", "format", "--check", ".")
-    session.run("ruff", "check", ".")
-    session.run("pytest", *session.posargs)
+    run(session, "ruff", "format", "--check", ".")
+    run(session, "ruff", "check", ".")
+    run(session, "pytest", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """Format and lint every file (fixes what ruff can fix)."""
-    session.install("ruff")
-    session.run("ruff", "format", ".")
-    session.run("ruff", "check", "--fix", ".")
+    run(session, "ruff", "format", ".")
+    run(session, "ruff", "check", "--fix", ".")
 
 
 @nox.session
 def apiserver(session: nox.Session) -> None:
     """Run the embedded API server in the foreground; kubectl can talk to it."""
-    install(session)
     kubeconfig = ROOT / ".nox" / "minisched.kubeconfig"
     session.log(f"point kubectl at it:  kubectl --kubeconfig {kubeconfig} get nodes")
     # --tls: kubectl sends a bearer token only over TLS, so plain HTTP would get 401 from it.
-    session.run(
-        "python",
-        "-m",
+    run(
+        session,
         "minisched.apiserver",
         "--kubeconfig",
         str(kubeconfig),
@@ -102,12 +120,10 @@ def apiserver(session: nox.Session) -> None:
 @nox.session
 def diff(session: nox.Session) -> None:
     """Print the diff between two steps: nox -s diff -- 4 5 (or --write to refresh docs/diffs)."""
-    install(session)
-    session.run("python", "-m", "minisched.stepdiff", *(session.posargs or ["1", "2"]))
+    run(session, "minisched.stepdiff", *(session.posargs or ["1", "2"]))
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmark the steps and the API server, scheduler_perf style: nox -s bench -- --quick."""
-    install(session)
-    session.run("python", "-m", "minisched.bench", *session.posargs)
+    run(session, "minisched.bench", *session.posargs)
