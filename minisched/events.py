@@ -22,6 +22,16 @@ from kubernetes import client
 log = logging.getLogger(__name__)
 
 BUFFER = 1000  # client-go: maxQueuedEvents
+MAX_NOTE_LENGTH = 1024  # an Event's note (message) limit
+
+
+def truncate_message(message: str) -> str:
+    """Cut a message to the Event note limit, ending it with " ..." (upstream: truncateMessage
+    in pkg/scheduler/scheduler.go)."""
+    suffix = " ..."
+    if len(message) > MAX_NOTE_LENGTH:
+        return message[: MAX_NOTE_LENGTH - len(suffix)] + suffix
+    return message
 
 
 class EventRecorder:
@@ -51,7 +61,7 @@ class EventRecorder:
             type=type_,
             reason=reason,
             action=action,
-            message=message[:1024],  # the Event note limit, as upstream truncates
+            message=truncate_message(message),
             source=client.V1EventSource(component=self.component),
             reporting_component=self.component,
             first_timestamp=now,

@@ -182,6 +182,12 @@ class Report:
                 return view.message
             return ""
 
+    def bound_node(self, pod: str) -> str:
+        """The node the pod was bound to, or ""."""
+        with self._lock:
+            view = self._find(pod)
+            return view.node if view else ""
+
     def has_decision(self, pod: str) -> bool:
         """Whether filters or scores were recorded for the pod's last attempt."""
         with self._lock:
@@ -190,7 +196,7 @@ class Report:
 
     def why_this_node(self, pod: str) -> Table:
         """Per node: which filter rejected it, or its score per plugin (the simulator's view)."""
-        title = f"Why this node: {pod}"
+        title = f"Why this node: {pod}" if self.bound_node(pod) else f"Why no node: {pod}"
         table = Table(title=title, title_justify="left", min_width=len(title))
         table.add_column("node")
         table.add_column("filter")

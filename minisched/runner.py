@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import random
 import signal
 import sys
@@ -182,10 +183,25 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     setup_logging(max(args.verbose, 1))
+    if not (args.kubeconfig or args.embedded or os.environ.get("KUBECONFIG")):
+        parser.error(
+            "which cluster? give --kubeconfig PATH (e.g. the one `nox -s apiserver` prints),"
+            " or --embedded for a private embedded API server"
+        )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        return _run_scheduler_alone(number, args, stop)
+    except cluster.ClusterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _run_scheduler_alone(number: int, args: argparse.Namespace, stop: threading.Event) -> int:
     with cluster.connect(args.kubeconfig, args.context, embedded=args.embedded) as c:
         log.info("scheduling pods with schedulerName minisched on the %s", c.describe())
+        if c.embedded:
+            log.info("its kubeconfig (plain HTTP, for the Python client): %s", c.kubeconfig)
         scheduler = new_scheduler(
             steps.get(number),
             c.api_client,

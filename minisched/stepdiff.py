@@ -86,8 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     a, b = args.steps
     for n in (a, b):
-        if not steps.get(n).built:
-            parser.error(f"step {n} is not built yet")
+        try:
+            if not steps.get(n).built:
+                parser.error(f"step {n} is not built yet")
+        except ValueError as e:
+            parser.error(str(e))
     text = step_diff(a, b)
     if sys.stdout.isatty():
         from rich.console import Console

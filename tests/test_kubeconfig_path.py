@@ -126,3 +126,14 @@ def test_the_scheduler_alone_binds_only_pods_that_ask_for_it(cluster) -> None:  
         out, _ = proc.communicate(timeout=10)
     assert proc.returncode == 0, out
     assert "Traceback" not in out
+
+
+def test_the_scheduler_alone_asks_which_cluster(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    done = subprocess.run(
+        [sys.executable, "-m", "steps.step1"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 2 and "which cluster?" in done.stderr
+    done = run("-m", "steps.step1", "--kubeconfig", str(tmp_path / "nope"))
+    assert done.returncode == 1
+    assert "cannot load kubeconfig" in done.stderr and "Traceback" not in done.stderr

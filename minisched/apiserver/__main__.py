@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import errno
 import ipaddress
 import logging
 import os
@@ -250,6 +251,12 @@ def main(argv: list[str] | None = None) -> int:
         pass  # a second Ctrl-C while shutting down
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"minisched-apiserver: {exc}", file=sys.stderr)
+        if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+            print(
+                f"minisched-apiserver: is another server on port {args.port}? pick another with"
+                " --port N (0: any free port)",
+                file=sys.stderr,
+            )
         return 1
     finally:
         if temp_dir is not None:

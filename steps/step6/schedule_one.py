@@ -386,5 +386,7 @@ def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -
             {"status": {"conditions": [condition]}},
             _content_type="application/strategic-merge-patch+json",
         )
+    except client.ApiException as e:  # its str() carries every header: say what matters
+        log.error('Error updating pod pod="%s": %s %s', meta_namespace_key(pod), e.status, e.reason)
     except Exception as e:
         log.error('Error updating pod pod="%s": %s', meta_namespace_key(pod), e)
