@@ -142,6 +142,12 @@ class FilteringResourceEventHandler(ResourceEventHandler):
     An update that makes an object start matching arrives as an add, and one that makes it stop
     matching arrives as a delete. That is how the scheduler sees a pod leave its queue's view the
     moment it is bound. A DeletedFinalStateUnknown tombstone is judged by its last known object.
+
+    Simplified: client-go hands the tombstone itself to the filter, and kube-scheduler's
+    assigned-pod filter lets every pod tombstone through, since the last known object may be
+    stale (a pod bound, then deleted, while the watch was down). Here such a pod, last seen
+    unassigned, reaches the unassigned-pod handler's delete instead, and no AssignedPodDelete
+    move happens; the periodic flush retries the pods it would have moved.
     """
 
     def __init__(self, filter: Callable[[Any], bool], handler: ResourceEventHandler) -> None:
