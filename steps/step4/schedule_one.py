@@ -163,15 +163,18 @@ def prioritize_nodes(
 
     key = meta_namespace_key(pod)
     result = [framework.NodeScore(node.metadata.name, 0) for node in nodes]
+    # As upstream (klog.V(10).Enabled()), check the log level once, not once per node.
+    verbose = log.isEnabledFor(logging.DEBUG)
     for plugin, node_score_list in scores_map.items():
         for total, node_score in zip(result, node_score_list, strict=True):
-            log.debug(
-                'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
-                key,
-                plugin,
-                node_score.name,
-                node_score.score,
-            )
+            if verbose:
+                log.debug(
+                    'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
+                    key,
+                    plugin,
+                    node_score.name,
+                    node_score.score,
+                )
             sched.recorder.record(
                 "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
             )
