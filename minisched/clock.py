@@ -129,8 +129,9 @@ class Clock(_TimerClock):
             with self._lock:
                 popped = self._pop_due(self.now())
                 if popped is None:
-                    live = [due for due, _, t in self._heap if not t.stopped]
-                    self._lock.wait(timeout=(min(live) - self.now()) if live else None)
+                    # _pop_due dropped stopped timers from the top: the top is the next one due.
+                    next_due = self._heap[0][0] if self._heap else None
+                    self._lock.wait(None if next_due is None else next_due - self.now())
                     continue
             popped[1].fn()
 

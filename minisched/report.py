@@ -76,7 +76,6 @@ class Report:
         self.live_view = self.console.is_terminal if live is None else live
         self._lock = threading.Lock()
         self.pods: dict[str, PodView] = defaultdict(PodView)
-        self.lines: list[str] = []  # the plain-text log, also kept in live mode for tests
         self._live: Live | None = None
 
     # --- Recorder ---------------------------------------------------------------------------
@@ -86,8 +85,6 @@ class Report:
         with self._lock:
             view = self.pods[pod]
             line = self._apply(view, event, fields)
-            if line:
-                self.lines.append(line)
         # With a live view, lines print above it (rich keeps the live table at the bottom).
         if line:
             self.console.print(line, markup=False, highlight=False)

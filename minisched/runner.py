@@ -27,7 +27,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import cluster, steps
@@ -47,7 +47,6 @@ class Result:
     step: steps.Step
     bindings: dict[str, str | None]
     report: Report
-    notes: list[str] = field(default_factory=list)
 
 
 def setup_logging(verbose: int) -> None:
@@ -132,17 +131,14 @@ def run_step(
                     say=lambda line: report.console.print(line, markup=False, highlight=False),
                 ) as scenario:
                     bindings = scenario_module.run(scenario)
-                    notes = list(getattr(scenario, "notes", []))
             finally:
                 scheduler.stop()
                 thread.join(5)
-    result = Result(step, bindings, report, notes)
+    result = Result(step, bindings, report)
     report.print(report.bindings_table(bindings, title=f"Step {number}: where each pod went"))
     for pod in bindings:
         if report.has_decision(pod):
             report.print(report.why_this_node(pod))
-    for note in notes:
-        report.console.print(note, highlight=False)
     return result
 
 

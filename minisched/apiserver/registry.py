@@ -161,9 +161,7 @@ def decode(expected: str, body: Any) -> JSON:
     try:
         validation.check_types(expected, body)
     except validation.DecodeError as exc:
-        raise errors.bad_request(
-            f'{expected} in version "v1" cannot be handled as a {expected}: {exc}'
-        ) from None
+        raise _cannot_handle(expected, exc) from None
     body.setdefault("metadata", {})
     return body
 
@@ -173,9 +171,12 @@ def _check_client_readable(kind: str, obj: JSON) -> None:
     try:
         validation.check_client_readable(kind, obj)
     except validation.DecodeError as exc:
-        raise errors.bad_request(
-            f'{kind} in version "v1" cannot be handled as a {kind}: {exc}'
-        ) from None
+        raise _cannot_handle(kind, exc) from None
+
+
+def _cannot_handle(kind: str, exc: validation.DecodeError) -> errors.ApiError:
+    """The decoder's 400 for a body of the right kind whose contents do not fit it."""
+    return errors.bad_request(f'{kind} in version "v1" cannot be handled as a {kind}: {exc}')
 
 
 def _short(body: JSON) -> str:
