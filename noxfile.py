@@ -15,6 +15,14 @@ from pathlib import Path
 import nox
 
 ROOT = Path(__file__).parent
+# Bytecode of everything a session runs goes here, not into a __pycache__ beside each source:
+# otherwise one run of the steps fills steps/*/__pycache__ and `diff -ru steps/step4
+# steps/step5` prints "Binary files ... differ" and "Only in ..." lines. A prefix rather than
+# PYTHONDONTWRITEBYTECODE keeps a cache (the kubernetes client is some 2000 modules, which uv
+# installs without bytecode: every subprocess the tests start would compile them again); pytest
+# writes its rewritten test modules there too; and every subprocess inherits the variable.
+PYCACHE = ROOT / ".nox" / "pycache"
+sys.pycache_prefix = str(PYCACHE)  # and nox's own imports of this repository (minisched.steps)
 sys.path.insert(0, str(ROOT))
 from minisched.steps import STEPS  # noqa: E402  (the manifest needs no third-party imports)
 
@@ -55,11 +63,20 @@ def python(session: nox.Session) -> str:
     return str(interpreter)
 
 
+def session_env(bindir: str) -> dict[str, str]:
+    """What every session adds to the environment: the shared venv, its scripts (kubectl)
+    first on PATH, and bytecode kept out of the source tree (see PYCACHE)."""
+    return {
+        "VIRTUAL_ENV": str(VENV),
+        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "PYTHONPYCACHEPREFIX": str(PYCACHE),
+    }
+
+
 def run(session: nox.Session, *args: str) -> None:
-    """``python -m ...`` in the shared venv, with the venv's scripts (kubectl) first on PATH."""
+    """``python -m ...`` in the shared venv, with :func:`session_env`."""
     interpreter = python(session)
-    bindir = str(Path(interpreter).parent)
-    env = {"VIRTUAL_ENV": str(VENV), "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    env = session_env(str(Path(interpreter).parent))
     session.run(interpreter, "-m", *args, external=True, env=env)
 
 

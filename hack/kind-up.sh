@@ -19,4 +19,4 @@ else
 fi
 echo
 echo "Next:  nox -s step1 -- --kubeconfig $kubeconfig"
-echo "Or the scheduler alone:  python -m steps.step1 --kubeconfig $kubeconfig"
+echo "Or the scheduler alone:  nox -s scheduler -- 1 --kubeconfig $kubeconfig"

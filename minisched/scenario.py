@@ -105,7 +105,10 @@ class Scenario:
             spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
         )
         created = self.core.create_node(node)
-        # status is ignored on create (as on a real cluster): write it through /status.
+        # A Node's create keeps the status it is sent (a kubelet registers its Node that way; it
+        # is a Pod's create that resets status). This writes it separately, through /status as a
+        # kubelet's later updates do, so informers see an Add without status, then an update
+        # (NodeAllocatableChange): step 7's chapter shows both.
         status = {
             "capacity": resources,
             "allocatable": resources,

@@ -1,6 +1,7 @@
 """Step 1: ten nodes, three pods; each pod lands on a node chosen at random (seeded).
 
-Run: ``nox -s step1`` or ``python scenarios/step1.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step1``, or ``nox -s step1 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step1.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ pod1 can only go to node10: NodeUnschedulable filters out the ten others, and th
 why for each of them. pod-tolerant tolerates the ``node.kubernetes.io/unschedulable`` taint,
 so every node passes the filters and it lands on a node chosen at random (seeded).
 
-Run: ``nox -s step2`` or ``python scenarios/step2.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step2``, or ``nox -s step2 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step2.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

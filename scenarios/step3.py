@@ -5,7 +5,8 @@ scales the best score to 100; the report shows scores after normalization. So po
 node8 (NodeNumber 100, every other node 0). No node ends in 1, so all five nodes tie for pod1
 at 0 and select_host picks one at random (seeded): with seed 1 that is node8 as well.
 
-Run: ``nox -s step3`` or ``python scenarios/step3.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step3``, or ``nox -s step3 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step3.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ parses the pod's digit once per cycle and leaves it in the CycleState, and Score
 from there for each node. Scores are shown after normalization: pod8 -> node8 with NodeNumber
 100; pod1 ties on node5..node9 at 0 and, with seed 1, goes to node8.
 
-Run: ``nox -s step4`` or ``python scenarios/step4.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step4``, or ``nox -s step4 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step4.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

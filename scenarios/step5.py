@@ -6,7 +6,8 @@ so the scheduler goes on with the next pod meanwhile. pod8 goes to node8 (NodeNu
 after normalization) and waits 8 s; pod1 ties on node5..node9 and, with seed 1, goes to node8
 too, and waits 8 s as well. The report shows both pods waiting on Permit, then bound.
 
-Run: ``nox -s step5`` or ``python scenarios/step5.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step5``, or ``nox -s step5 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step5.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

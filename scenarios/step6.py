@@ -5,7 +5,8 @@ queue with the plugin that rejected it: it waits in unschedulableQ for a cluster
 NodeUnschedulable registered (a node added, a node uncordoned). This scheduler has no event
 handlers yet, so nothing moves it: pod1 stays pending, and the report shows where it waits.
 
-Run: ``nox -s step6`` or ``python scenarios/step6.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step6``, or ``nox -s step6 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step6.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

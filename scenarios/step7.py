@@ -6,7 +6,8 @@ Add, so node5's NodeAdd event moves both pods out of unschedulableQ, but they fa
 ago and their 1 s backoff has not run out: they go to podBackoffQ. Nothing takes pods out of
 podBackoffQ in this step, so although five nodes are free, both stay pending.
 
-Run: ``nox -s step7`` or ``python scenarios/step7.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step7``, or ``nox -s step7 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step7.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

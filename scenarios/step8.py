@@ -8,7 +8,8 @@ podBackoffQ every second: once the backoff is over, the pods go back to activeQ
 The v1.23 periods are kept (1 s for podBackoffQ; 30 s and 60 s for unschedulableQ leftovers,
 which this story does not need).
 
-Run: ``nox -s step8`` or ``python scenarios/step8.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step8``, or ``nox -s step8 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step8.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations
