@@ -17,6 +17,8 @@ from minisched import steps
 
 ROOT = steps.ROOT
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+SCENARIOS = sorted((ROOT / "scenarios").glob("step*.py"))
+HACK = sorted(p for p in (ROOT / "hack").iterdir() if p.is_file())
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SOURCE = re.compile(r"^(?:#|//)\s*((?:steps|minisched|scenarios|docs|hack|tests)/\S+)\s*$")
 
@@ -56,6 +58,22 @@ def test_readme_links_every_chapter_and_shows_the_quick_start() -> None:
         assert f"({step.chapter.relative_to(ROOT)})" in readme
 
 
+def scenario_docstring(path: Path) -> str:
+    import ast
+
+    return ast.get_docstring(ast.parse(path.read_text())) or ""
+
+
+def command_texts() -> list[tuple[str, str]]:
+    """Where a reader finds commands to run: the docs, the scenarios' docstrings and the hack
+    scripts (what they run, and what they print for you to run next)."""
+    return (
+        [(p.name, p.read_text()) for p in DOCS]
+        + [(str(p.relative_to(ROOT)), scenario_docstring(p)) for p in SCENARIOS]
+        + [(str(p.relative_to(ROOT)), p.read_text()) for p in HACK]
+    )
+
+
 def test_every_nox_session_the_docs_mention_exists() -> None:
     import subprocess
     import sys
@@ -68,12 +86,12 @@ def test_every_nox_session_the_docs_mention_exists() -> None:
         check=True,
     ).stdout
     sessions = set(re.findall(r"^[*-] ([\w-]+)", listed, re.MULTILINE))
-    for doc in DOCS:
-        for name in re.findall(r"nox -s ([\w-]+)", doc.read_text()):
+    for where, text in command_texts():
+        for name in re.findall(r"nox -s ([\w-]+)", text):
             if name == "stepN":  # the placeholder: every step has its session
                 assert {f"step{s.number}" for s in steps.STEPS} <= sessions
                 continue
-            assert name in sessions, f"{doc.name} mentions nox -s {name}, which does not exist"
+            assert name in sessions, f"{where} mentions nox -s {name}, which does not exist"
 
 
 # --- The shape of a chapter ------------------------------------------------------------------
@@ -216,7 +234,8 @@ def test_upstream_links_are_pinned_to_a_v1_23_tag_without_line_numbers(doc: Path
 
 MODULE = re.compile(r"python3? -m ([\w.]+)")
 FLAGS = re.compile(
-    r"(nox -s step\d+ --|python3? -m (?:minisched\.runner|steps\.step\w+))([^`\n#]*)"
+    r"(nox -s step\d+ --|nox -s scheduler -- (?:\d+|N)"
+    r"|python3? -m (?:minisched\.runner|steps\.step\w+))([^`\n#]*)"
 )
 
 
@@ -225,21 +244,22 @@ def test_every_python_module_the_docs_run_exists() -> None:
     import importlib.util
 
     built = {s.package for s in steps.built()}
-    for doc in DOCS:
-        for module in MODULE.findall(doc.read_text()):
+    for where, text in command_texts():
+        for module in MODULE.findall(text):
             if module.startswith("steps.step") and module not in built:
                 continue  # a later step: its chapter is written when it is built
-            if module in {"pip", "nox", "pytest"}:
+            if module in {"pip", "nox", "pytest", "venv"}:
                 continue
             spec = importlib.util.find_spec(module)
-            assert spec is not None, f"{doc.name}: python -m {module}: no such module"
+            assert spec is not None, f"{where}: python -m {module}: no such module"
             if spec.submodule_search_locations is not None:  # a package runs its __main__
                 main = importlib.util.find_spec(f"{module}.__main__")
-                assert main is not None, f"{doc.name}: python -m {module}: no __main__"
+                assert main is not None, f"{where}: python -m {module}: no __main__"
 
 
 def test_every_flag_the_docs_pass_to_a_step_is_accepted() -> None:
-    """``nox -s stepN -- --flag`` and ``python -m steps.stepN --flag``: the flag exists."""
+    """``nox -s stepN -- --flag``, ``nox -s scheduler -- N --flag`` and ``python -m steps.stepN
+    --flag``: the flag exists."""
     import subprocess
     import sys
 
@@ -252,11 +272,12 @@ def test_every_flag_the_docs_pass_to_a_step_is_accepted() -> None:
 
     runner_help = help_text("minisched.runner")
     scheduler_help = help_text(steps.built()[0].package)
-    for doc in DOCS:
-        for m in FLAGS.finditer(doc.read_text()):
-            wanted = scheduler_help if "steps.step" in m.group(1) else runner_help
+    for where, text in command_texts():
+        for m in FLAGS.finditer(text):
+            scheduler = "steps.step" in m.group(1) or "scheduler" in m.group(1)
+            wanted = scheduler_help if scheduler else runner_help
             for flag in re.findall(r"(?<![\w-])(--?[a-z][-\w]*)", m.group(2)):
-                assert flag in wanted, f"{doc.name}: `{m.group(0).strip()}` passes unknown {flag}"
+                assert flag in wanted, f"{where}: `{m.group(0).strip()}` passes unknown {flag}"
 
 
 def test_every_hack_script_the_docs_mention_exists_and_is_executable() -> None:
@@ -267,3 +288,186 @@ def test_every_hack_script_the_docs_mention_exists_and_is_executable() -> None:
             path = ROOT / script
             assert path.is_file(), f"{doc.name} mentions {script}, which does not exist"
             assert os.access(path, os.X_OK), f"{script} is not executable"
+
+
+# --- Commands that work on a fresh clone -----------------------------------------------------
+
+# `python -m M ...` or `python scenarios/X.py ...`: what a reader types.
+PYTHON_COMMAND = re.compile(r"python3? (?:-m ([\w.]+)|(scenarios/[\w.]+\.py))")
+FENCED = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def commands_to_type() -> list[tuple[str, str, str]]:
+    """(where, command, its context): the python commands a reader is told to run, each with
+    the text around it that may say what to install first. In the docs: lines of shell blocks
+    (the line is the context). In a scenario's docstring: its paragraph. In a hack script: the
+    line (what the script runs, or prints for you to run next)."""
+    found = []
+    for doc in DOCS:
+        for lang, block in FENCED.findall(doc.read_text()):
+            if lang not in ("", "sh", "bash", "shell", "console"):
+                continue
+            for line in block.splitlines():
+                found += [(doc.name, m.group(0), line) for m in PYTHON_COMMAND.finditer(line)]
+    for path in SCENARIOS:
+        for paragraph in scenario_docstring(path).split("\n\n"):
+            for m in PYTHON_COMMAND.finditer(paragraph):
+                found.append((str(path.relative_to(ROOT)), m.group(0), paragraph))
+    for path in HACK:
+        for line in path.read_text().splitlines():
+            if not line.lstrip().startswith("#"):
+                found += [
+                    (str(path.relative_to(ROOT)), m.group(0), line)
+                    for m in PYTHON_COMMAND.finditer(line)
+                ]
+    return found
+
+
+def runs_on_a_fresh_clone(command: str) -> bool:
+    """Whether ``command --help`` works from the repository root with nothing installed:
+    ``python -S`` sees no site-packages, so neither minisched's dependencies nor the project."""
+    import os
+    import subprocess
+    import sys
+
+    m = PYTHON_COMMAND.match(command)
+    assert m is not None
+    target = ["-m", m.group(1)] if m.group(1) else [m.group(2)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-S", *target, "--help"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.returncode == 0
+
+
+def test_every_python_command_runs_on_a_fresh_clone_or_says_what_to_install() -> None:
+    """`python -m steps.step1` and `python scenarios/step2.py` need minisched's dependencies:
+    printed without "install minisched first" they fail on a fresh clone, where `nox -s ...`
+    works. (Prose may name a module; a command to type must work as shown.)"""
+    commands = commands_to_type()
+    assert any("minisched.stepdiff" in c for _, c, _ in commands)  # the scan finds commands
+    fresh: dict[str, bool] = {}
+    bad = []
+    for where, command, context in commands:
+        if "install" in context or command.split()[-1] in ("pip", "nox", "venv"):
+            continue
+        if command not in fresh:
+            fresh[command] = runs_on_a_fresh_clone(command)
+        if not fresh[command]:
+            bad.append(f"{where}: {context.strip()}")
+    assert bad == [], "needs minisched installed, and does not say so (use nox -s ...):\n" + (
+        "\n".join(bad)
+    )
+
+
+def test_every_diff_of_two_steps_the_docs_show_leaves_out_pycache() -> None:
+    """Running a step outside nox writes steps/*/__pycache__; a `diff -r` of two step folders
+    must leave it out, or it prints "Binary files ... differ" and "Only in ..." lines."""
+    command = re.compile(r"\bdiff -r\w*((?:\s+(?:-x\s*\S+|--exclude[= ]\S+))*)\s+steps/step[\w-]*/?\s")
+    shown = [
+        (where, m.group(0).strip(), m.group(1))
+        for where, text in command_texts()
+        for m in command.finditer(text)
+    ]
+    assert any(where == "README.md" for where, _, _ in shown)  # the headline diff
+    bad = [f"{where}: {cmd}" for where, cmd, excludes in shown if "__pycache__" not in excludes]
+    assert bad == [], f"diff commands that do not exclude __pycache__: {bad}"
+
+
+# --- Names of what the report prints ---------------------------------------------------------
+
+REPORT_SOURCES = ("minisched/report.py", "minisched/runner.py")
+
+
+def report_source() -> str:
+    return "\n".join((ROOT / p).read_text() for p in REPORT_SOURCES)
+
+
+def test_every_table_the_docs_name_is_one_the_report_prints() -> None:
+    """A doc that says 'the "Why this node" table' names a title report.py or the runner
+    prints (compared case-insensitively: prose may start it lower case)."""
+    source = report_source().lower()
+    named = {
+        (doc.name, title)
+        for doc in DOCS
+        for title in re.findall(r'"([^"\n]{3,60})" tables?\b', FENCE.sub("", doc.read_text()))
+    }
+    named |= {
+        (doc.name, title)
+        for doc in DOCS
+        for title in re.findall(r"where each pod went|Scheduling queue", doc.read_text())
+    }
+    assert ("step6-queue.md", "Why no node: pod1") in named
+    missing = sorted(
+        f"{doc}: {title}"
+        for doc, title in named
+        if title.split(":")[0].lower() not in source  # "Why no node: pod1" is f"Why no node: {pod}"
+    )
+    assert missing == [], f"tables the report does not print: {missing}"
+
+
+def final_bindings(text: str) -> dict[str, str]:
+    """The chapter's "where each pod went" table: pod -> node, or "(pending)"."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if "where each pod went" in line), None)
+    rows: dict[str, str] = {}
+    if start is None:
+        return rows
+    for line in lines[start + 1 :]:
+        if line.startswith("└"):
+            break
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if line.startswith("│") and len(cells) >= 2:
+            rows[cells[0]] = cells[1]
+    return rows
+
+
+@pytest.mark.parametrize("step", steps.built(), ids=lambda s: f"step{s.number}")
+def test_a_chapter_names_the_why_table_its_pods_get(step: steps.Step) -> None:
+    """The report titles its table "Why this node: POD" for a bound pod and "Why no node: POD"
+    for a pending one: a chapter whose pods all stay pending has no "Why this node" table."""
+    if not step.chapter.is_file():
+        pytest.skip("no chapter yet")
+    assert "Why this node: {pod}" in report_source() and "Why no node: {pod}" in report_source()
+    text = step.chapter.read_text()
+    bindings = final_bindings(text)
+    assert bindings, f"{step.chapter.name} shows no 'where each pod went' table"
+    named = {t.lower() for t in re.findall(r'"(why (?:this|no) node)[^"]*"', text, re.I)}
+    if "why this node" in named:
+        assert any(n != "(pending)" for n in bindings.values()), (
+            f'{step.chapter.name} names a "Why this node" table, but no pod is bound: '
+            '"Why no node"'
+        )
+    if "why no node" in named:
+        assert "(pending)" in bindings.values(), (
+            f'{step.chapter.name} names a "Why no node" table, but every pod is bound'
+        )
+
+
+# --- Facts about the tooling -----------------------------------------------------------------
+
+
+def test_the_docs_say_nox_shares_one_virtualenv() -> None:
+    from tests.test_layout import load_noxfile
+
+    noxfile = load_noxfile()
+    venv = str(noxfile.VENV.relative_to(ROOT))
+    assert noxfile.nox.options.default_venv_backend == "none"  # sessions make no venv of their own
+    readme = (ROOT / "README.md").read_text()
+    assert f"`{venv}`" in readme and "shared by every session" in readme
+    per_session = re.compile(
+        r"(virtualenv|virtual environment|venv)s?\b[^.]{0,40}\b(for|per) (each |every )?session"
+        r"|(each|every) session'?s? own (virtualenv|virtual environment|venv)",
+        re.IGNORECASE,
+    )
+    wrong = [
+        f"{where}: {m.group(0)}"
+        for where, text in command_texts()
+        for m in per_session.finditer(" ".join(text.split()))
+    ]
+    assert wrong == [], f"nox makes one venv, {venv}, for every session: {wrong}"

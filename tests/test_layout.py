@@ -3,8 +3,14 @@ diffs readable, the stored diffs are current."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -79,3 +85,66 @@ def test_step_diff_shows_new_files_in_full_and_changed_lines() -> None:
     text = stepdiff.step_diff(*pairs[0])
     assert text.startswith("diff -ruN steps/step")
     assert "\n+++ steps/step" in text and "\n@@ " in text
+
+
+# --- Bytecode stays out of steps/ ------------------------------------------------------------
+
+
+def load_noxfile() -> ModuleType:
+    """noxfile.py as a module, without its import changing where this process writes bytecode."""
+    saved = sys.pycache_prefix
+    try:
+        spec = importlib.util.spec_from_file_location("minisched_noxfile", ROOT / "noxfile.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.pycache_prefix = saved
+    return module
+
+
+def test_what_nox_runs_writes_no_bytecode_into_steps(tmp_path: Path) -> None:
+    """A step imported with the environment nox gives every session leaves no __pycache__ in
+    steps/, so `diff -ru steps/step4 steps/step5` stays clean after `nox -s step4`. The steps
+    and the runtime are copied, so a failure leaves the real tree clean."""
+    for name in ("steps", "minisched"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    nox_env = load_noxfile().session_env(str(Path(sys.executable).parent))
+    # As on most laptops: nothing in the caller's environment keeps bytecode away already.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTHONPATH")
+    }
+    env.update(nox_env)
+    packages = [f"{s.package}.scheduler" for s in steps.built()]
+    script = (
+        "import importlib, sys\n"
+        f"for name in {packages!r}:\n"
+        "    assert importlib.import_module(name).__file__.startswith(sys.argv[1]), name\n"
+    )
+    try:
+        subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)],
+            cwd=tmp_path,
+            env=env,
+            check=True,
+            timeout=120,
+        )
+        assert sorted(tmp_path.glob("steps/**/__pycache__")) == []
+    finally:
+        if prefix := nox_env.get("PYTHONPYCACHEPREFIX"):
+            shutil.rmtree(Path(prefix) / tmp_path.relative_to(tmp_path.anchor), ignore_errors=True)
+
+
+def test_step_diff_ignores_bytecode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`nox -s diff` and the stored diffs skip __pycache__ and stray .pyc files."""
+    dirs = {1: tmp_path / "a", 2: tmp_path / "b"}
+    for n, d in dirs.items():
+        (d / "__pycache__").mkdir(parents=True)
+        (d / "x.py").write_text("x = 1\n")
+        (d / "__pycache__" / "x.cpython-311.pyc").write_text(f"bytecode {n}\n")
+    (dirs[2] / "__pycache__" / "y.cpython-311.pyc").write_text("bytecode\n")
+    (dirs[2] / "stray.pyc").write_text("bytecode\n")
+    monkeypatch.setattr(stepdiff.steps, "get", lambda n: SimpleNamespace(directory=dirs[n]))
+    assert stepdiff.step_diff(1, 2) == ""
