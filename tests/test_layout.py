@@ -3,6 +3,7 @@ diffs readable, the stored diffs are current."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -90,6 +91,7 @@ def test_step_diff_shows_new_files_in_full_and_changed_lines() -> None:
 # --- Bytecode stays out of steps/ ------------------------------------------------------------
 
 
+@functools.cache  # once: nox refuses (in future versions) a session registered twice
 def load_noxfile() -> ModuleType:
     """noxfile.py as a module, without its import changing where this process writes bytecode."""
     saved = sys.pycache_prefix
