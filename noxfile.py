@@ -30,7 +30,7 @@ nox.options.default_venv_backend = "none"  # every session uses the one shared v
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["step1"]
 
-# One virtualenv for every session (about 250 MB), instead of one per session: following the
+# One virtualenv for every session (about 300 MB), instead of one per session: following the
 # README runs a dozen sessions, and a venv each cost 2.5 GB and an install each.
 VENV = ROOT / ".nox" / "minisched"
 
