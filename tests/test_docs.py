@@ -472,3 +472,31 @@ def test_the_docs_say_nox_shares_one_virtualenv() -> None:
         for m in per_session.finditer(" ".join(text.split()))
     ]
     assert wrong == [], f"nox makes one venv, {venv}, for every session: {wrong}"
+
+
+def test_the_docs_do_not_say_that_creating_a_node_drops_its_status() -> None:
+    """A real kube-apiserver keeps the status a Node is created with (a kubelet registers its
+    Node that way; it is a Pod's create that resets status): the recorded exchange shows the
+    posted capacity coming back. The docs once said the opposite."""
+    import json
+
+    cases = (ROOT / "tests" / "fixtures" / "conformance" / "cases.jsonl").read_text()
+    case = next(
+        c for c in map(json.loads, cases.splitlines()) if c["id"] == "node-create-duplicate-invalid"
+    )
+    create = case["steps"][0]
+    assert create["request"]["method"] == "POST" and create["request"]["path"] == "/api/v1/nodes"
+    sent = create["request"]["body"]["status"]["capacity"]
+    assert create["response"]["body"]["status"]["capacity"] == sent
+    claim = re.compile(r"\b(ignor|drop)\w*\W+status\W+(is\W+)?(ignored\W+)?on create", re.I)
+    claim_passive = re.compile(r"\bstatus\W+is\W+(ignored|dropped)\W+on create", re.I)
+    texts = command_texts() + [
+        ("minisched/scenario.py", (ROOT / "minisched/scenario.py").read_text())
+    ]
+    wrong = [
+        f"{where}: {m.group(0)}"
+        for where, text in texts
+        for pattern in (claim, claim_passive)
+        for m in pattern.finditer(" ".join(text.split()))
+    ]
+    assert wrong == [], f"a Node's create keeps its status: {wrong}"
