@@ -500,3 +500,22 @@ def test_the_docs_do_not_say_that_creating_a_node_drops_its_status() -> None:
         for m in pattern.finditer(" ".join(text.split()))
     ]
     assert wrong == [], f"a Node's create keeps its status: {wrong}"
+
+
+def test_the_kind_node_image_is_pinned_and_the_docs_state_its_timings() -> None:
+    """real-clusters.md says what the control plane of `hack/kind-up.sh` does to fake Nodes and
+    when: that holds for one Kubernetes version, so the image is pinned (with its digest) and
+    the page names it. The node lifecycle controller's default grace period is 40 s up to
+    v1.31 and 50 s from v1.32 (kubernetes#126287)."""
+    config = (ROOT / "hack" / "kind-config.yaml").read_text()
+    m = re.search(r"^\s*image: kindest/node:(v1\.(\d+)\.\d+)@sha256:[0-9a-f]{64}\s*$", config, re.M)
+    assert m is not None, "hack/kind-config.yaml does not pin kindest/node:vX.Y.Z@sha256:..."
+    tag, minor = m.group(1), int(m.group(2))
+    page = " ".join((ROOT / "docs" / "real-clusters.md").read_text().split())
+    assert f"`kindest/node:{tag}`" in page
+    grace = 50 if minor >= 32 else 40
+    assert f"NotReady after about {grace} s" in page
+    assert f"finish well inside {grace} s" in page
+    for doc in DOCS:
+        for said in re.findall(r"about (\d+) s, taints", " ".join(doc.read_text().split())):
+            assert int(said) == grace, f"{doc.name}: fake nodes go NotReady after {grace} s"
