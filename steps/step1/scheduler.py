@@ -106,8 +106,24 @@ def add_all_event_handlers(sched: Scheduler) -> None:
             lambda pod: not assigned_pod(pod) and sched.responsible_for_pod(pod),
             ResourceEventHandler(
                 on_add=sched.scheduling_queue.add,
-                on_update=sched.scheduling_queue.update,
+                on_update=lambda old, new: update_pod_in_scheduling_queue(sched, old, new),
                 on_delete=lambda pod: sched.scheduling_queue.delete(getattr(pod, "obj", pod)),
             ),
         )
     )
+
+
+def update_pod_in_scheduling_queue(
+    sched: Scheduler, old_pod: client.V1Pod, new_pod: client.V1Pod
+) -> None:
+    """Pass a pod's update to the queue (upstream: updatePodInSchedulingQueue).
+
+    An update carrying the same resourceVersion (an informer's relist) is not a change: passing
+    it on would queue again a pod that is being scheduled (upstream: issue 96071).
+    Not implemented: upstream also ignores updates of assumed pods (pods being bound); here an
+    update that arrives while the pod is being bound queues it again. If it is popped before
+    the informer sees it bound, its second bind is refused (409) and reported as an error.
+    """
+    if old_pod.metadata.resource_version == new_pod.metadata.resource_version:
+        return
+    sched.scheduling_queue.update(old_pod, new_pod)
