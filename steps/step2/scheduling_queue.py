@@ -2,7 +2,7 @@
 
 Upstream: pkg/scheduler/internal/queue/scheduling_queue.go (SchedulingQueue, PriorityQueue).
 Simplified: one FIFO guarded by a condition variable, as in the Go original's first stage.
-kube-scheduler's three queues (activeQ, podBackoffQ, unschedulableQ) arrive in step 6; until
+kube-scheduler's three queues (activeQ, podBackoffQ, unschedulableQ) arrive later; until
 then the report names this queue "FIFO".
 """
 
