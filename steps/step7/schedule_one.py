@@ -76,8 +76,7 @@ def schedule_one(sched: Scheduler) -> None:
     if permit_status.code != Code.WAIT and not permit_status.is_success():
         unschedulable = permit_status.is_unschedulable()
         reason = REASON_UNSCHEDULABLE if unschedulable else REASON_SCHEDULER_ERROR
-        err = permit_status.as_error() or Exception()
-        record_scheduling_failure(sched, pod_info, err, reason, permit_status.failed_plugin)
+        record_scheduling_failure(sched, pod_info, permit_status.as_error() or Exception(), reason)
         return
     waiting_pod = fwk.get_waiting_pod(pod.metadata.uid)
     # A plugin may already have allowed the pod (a 0 s wait): then nothing is pending.
@@ -113,8 +112,7 @@ def binding_cycle(
     status = fwk.wait_on_permit(pod)
     if not status.is_success():
         reason = REASON_UNSCHEDULABLE if status.is_unschedulable() else REASON_SCHEDULER_ERROR
-        err = status.as_error() or Exception()
-        record_scheduling_failure(sched, pod_info, err, reason, status.failed_plugin)
+        record_scheduling_failure(sched, pod_info, status.as_error() or Exception(), reason)
         # Made after the pod is back in the queue, and not for the pod itself: a pod that was
         # rejected while it waited goes to unschedulableQ, not straight back to podBackoffQ.
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(
@@ -292,19 +290,14 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
 
 
 def record_scheduling_failure(
-    sched: Scheduler,
-    pod_info: QueuedPodInfo,
-    err: BaseException,
-    reason: str,
-    failed_plugin: str = "",
+    sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException, reason: str
 ) -> None:
     """Tell everyone the pod was not scheduled, and give it back to the queue: the queue and
     the logs (``error_func``), a FailedScheduling event, and the pod's PodScheduled condition.
 
-    ``failed_plugin`` is the Permit plugin that rejected the pod, if one did.
     Upstream: Scheduler.recordSchedulingFailure.
     """
-    error_func(sched, pod_info, err, failed_plugin)
+    error_func(sched, pod_info, err)
     pod = pod_info.pod
     message = str(err)
     sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
@@ -317,17 +310,15 @@ def record_scheduling_failure(
     update_pod(sched, pod, condition)
 
 
-def error_func(
-    sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException, failed_plugin: str = ""
-) -> None:
+def error_func(sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException) -> None:
     """Log why the pod was not scheduled and put it back in the queue (upstream:
     MakeDefaultErrorFunc, the sched.Error func).
 
-    The pod goes back with the plugins that rejected it, so only the events those plugins
-    registered move it on: every Filter plugin that rejected a node for a FitError, the
-    Permit plugin for a rejection at Permit, none for an error (any event may help then).
-    Upstream v1.23 sets them for FitErrors only and leaves the last ones in place otherwise;
-    later releases also record the rejecting Permit plugin.
+    A FitError sets the pod's rejecting plugins, every Filter plugin that rejected a node: only
+    the events those plugins registered move it on. Any other failure (no nodes, an error, a
+    Permit rejection or timeout, a failed bind) keeps the set of the pod's last FitError, empty
+    (any event may help) if it never had one. That is v1.23; later releases record the
+    rejecting Permit plugin too, and clear the set at every attempt.
 
     As upstream, the pod is re-read from the informer cache first: one that was deleted, or
     bound meanwhile, is not queued again.
@@ -340,7 +331,6 @@ def error_func(
             key,
         )
         sched.recorder.record("unschedulable", pod=key, message=str(err))
-        pod_info.unschedulable_plugins = set()
     elif isinstance(err, framework.FitError):
         log.info('Unable to schedule pod; no fit; waiting pod="%s" err="%s"', key, err)
         sched.recorder.record("unschedulable", pod=key, message=str(err))
@@ -348,7 +338,6 @@ def error_func(
     else:
         log.error('Error scheduling pod; retrying pod="%s" err="%s"', key, err)
         sched.recorder.record("error", pod=key, message=str(err))
-        pod_info.unschedulable_plugins = {failed_plugin} if failed_plugin else set()
 
     cached_pod = sched.pod_informer.store.get_by_key(key)
     if cached_pod is None:
