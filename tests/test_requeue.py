@@ -1,5 +1,6 @@
 """Every failure puts the pod back in the scheduling queue; only a FitError sets the plugins
-that rejected it, as v1.23's error func (steps 6+). Driven by a FakeClock and the fake API client: no test sleeps."""
+that rejected it, as v1.23's error func (steps 6+). Driven by a FakeClock and the fake API
+client: no test sleeps."""
 
 from __future__ import annotations
 
