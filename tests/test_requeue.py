@@ -233,9 +233,17 @@ def test_a_failed_bind_is_kept_in_the_backoff_queue_and_never_lost(step: int) ->
     # The failure made a move request, so the pod backs off instead of waiting for an event.
     queue, p_info = where(sched, "pod1")
     assert queue == "podBackoffQ" and p_info.attempts == 1
-    assert sched.recorder.of("error")[-1]["message"].startswith("binding rejected: 409")
+    # Upstream's message, with the Status body's message (not the raw JSON) at its end: what
+    # `kubectl describe` shows in the event and the PodScheduled condition.
+    message = (
+        'binding rejected: running Bind plugin "DefaultBinder": '
+        'pod pod1 is already assigned to node "elsewhere"'
+    )
+    assert sched.recorder.of("error")[-1]["message"] == message
     [(_, args)] = [c for c in sched.client.calls if c[0] == "patch_namespaced_pod_status"]
-    assert args[2]["status"]["conditions"][0]["reason"] == "SchedulerError"
+    condition = args[2]["status"]["conditions"][0]
+    assert (condition["reason"], condition["message"]) == ("SchedulerError", message)
+    assert ("Warning", "FailedScheduling", message) in sched.event_recorder.events
 
 
 @pytest.mark.parametrize("step", FLUSH_STEPS, ids=lambda n: f"step{n}")
