@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from typing import Any
 
 from kubernetes import client
 
@@ -51,6 +52,10 @@ class Scheduler:
         self.recorder = recorder or NullRecorder()
         self.event_recorder = EventRecorder(api_client)
         self.scheduler_name = scheduler_name
+        # The UIDs of the assumed pods: those in their binding cycle (upstream: the cache's
+        # assumed pods). The scheduling thread adds, binding threads and the informer remove;
+        # each set operation is atomic in CPython, and no caller combines two, so no lock.
+        self.assumed_pods: set[str] = set()
         self.scheduling_queue = SchedulingQueue(self.recorder)
         self.framework = runtime.Framework(
             plugins.new_registry(),
@@ -115,7 +120,7 @@ def add_all_event_handlers(sched: Scheduler) -> None:
             ResourceEventHandler(
                 on_add=sched.scheduling_queue.add,
                 on_update=lambda old, new: update_pod_in_scheduling_queue(sched, old, new),
-                on_delete=lambda pod: sched.scheduling_queue.delete(getattr(pod, "obj", pod)),
+                on_delete=lambda pod: delete_pod_from_scheduling_queue(sched, pod),
             ),
         )
     )
@@ -128,10 +133,20 @@ def update_pod_in_scheduling_queue(
 
     An update carrying the same resourceVersion (an informer's relist) is not a change: passing
     it on would queue again a pod that is being scheduled (upstream: issue 96071).
-    Not implemented: upstream also ignores updates of assumed pods (pods being bound); here an
-    update that arrives while the pod is being bound queues it again. If it is popped before
-    the informer sees it bound, its second bind is refused (409) and reported as an error.
+    An update of an assumed pod (one in its binding cycle) is ignored too, as upstream: queued
+    again, the pod would run a second cycle while the first waits at Permit or binds.
     """
     if old_pod.metadata.resource_version == new_pod.metadata.resource_version:
         return
+    if new_pod.metadata.uid in sched.assumed_pods:
+        return
     sched.scheduling_queue.update(old_pod, new_pod)
+
+
+def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
+    """The pod was deleted, or bound: forget it (upstream: deletePodFromSchedulingQueue). A
+    bound pod is not assumed any more: upstream's cache confirms it when the informer sees it.
+    """
+    pod = getattr(pod, "obj", pod)  # a tombstone holds the last known pod
+    sched.scheduling_queue.delete(pod)
+    sched.assumed_pods.discard(pod.metadata.uid)

@@ -71,8 +71,12 @@ def schedule_one(sched: Scheduler) -> None:
         return
     sched.recorder.record("selected", pod=key, node=node_name)
 
-    # Not implemented: assume and Reserve. Nothing here counts pods on nodes, so there is no
-    # cache to assume the pod into while it waits and binds.
+    # Assume the pod: until the informer sees it bound, or its attempt fails, its updates
+    # stay out of the queue (update_pod_in_scheduling_queue), as upstream's assumed pods.
+    # Simplified: upstream assumes it into the cache, with its node, so that the next cycles
+    # count it there; nothing here counts pods on nodes, so a set of UIDs does. Not
+    # implemented: Reserve.
+    sched.assumed_pods.add(pod.metadata.uid)
     permit_status = fwk.run_permit_plugins(state, pod, node_name)
     if permit_status.code != Code.WAIT and not permit_status.is_success():
         unschedulable = permit_status.is_unschedulable()
@@ -309,10 +313,12 @@ def record_scheduling_failure(
     """Tell everyone the pod was not scheduled, and give it back to the queue: the queue and
     the logs (``error_func``), a FailedScheduling event, and the pod's PodScheduled condition.
 
-    Upstream: Scheduler.recordSchedulingFailure.
+    Upstream: Scheduler.recordSchedulingFailure; the pod is forgotten first (not assumed any
+    more), as upstream's ForgetPod before it.
     """
-    error_func(sched, pod_info, err)
     pod = pod_info.pod
+    sched.assumed_pods.discard(pod.metadata.uid)
+    error_func(sched, pod_info, err)
     message = str(err)
     sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
     condition = {

@@ -213,17 +213,19 @@ def update_pod_in_scheduling_queue(
 
     An update carrying the same resourceVersion (an informer's relist) is not a change: passing
     it on would queue again a pod that is being scheduled (upstream: issue 96071).
-    Not implemented: upstream also ignores updates of assumed pods (pods in their binding
-    cycle); with no cache here, such an update queues the pod again. Its second binding is
-    refused by the API server (409), and the pod, now bound, is not queued again.
+    An update of an assumed pod (one in its binding cycle) is ignored too, as upstream: queued
+    again, the pod would run a second cycle while the first waits at Permit or binds.
     """
     if old_pod.metadata.resource_version == new_pod.metadata.resource_version:
+        return
+    if new_pod.metadata.uid in sched.assumed_pods:
         return
     sched.scheduling_queue.update(old_pod, new_pod)
 
 
 def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
-    """The pod was deleted, or bound (upstream: deletePodFromSchedulingQueue).
+    """The pod was deleted, or bound (upstream: deletePodFromSchedulingQueue). A bound pod is
+    not assumed any more: upstream's cache confirms it when the informer sees it.
 
     A pod deleted while it waits on Permit is rejected there, which ends its binding cycle;
     then, as upstream, the pods it was keeping out get their chance.
@@ -231,5 +233,6 @@ def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
     pod = pod.obj if isinstance(pod, DeletedFinalStateUnknown) else pod
     log.info('Delete event for unscheduled pod pod="%s"', meta_namespace_key(pod))
     sched.scheduling_queue.delete(pod)
+    sched.assumed_pods.discard(pod.metadata.uid)
     if sched.framework.reject_waiting_pod(pod.metadata.uid):
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
