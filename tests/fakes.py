@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import random
 import threading
 from types import SimpleNamespace
@@ -76,7 +77,11 @@ class FakeCoreV1Api:
         with self._lock:
             if self.fail_binds:
                 self.fail_binds -= 1
-                raise client.ApiException(status=409, reason="Conflict")
+                err = client.ApiException(status=409, reason="Conflict")
+                # The Status body the API server sends with it.
+                message = f'pod {name} is already assigned to node "elsewhere"'
+                err.body = json.dumps({"kind": "Status", "code": 409, "message": message})
+                raise err
             self.bindings.append((f"{namespace}/{name}", body.target.name))
             self.bound.notify_all()
         return SimpleNamespace(data=b'{"kind":"Status","code":201}')

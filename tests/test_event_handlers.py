@@ -182,10 +182,11 @@ def test_deleting_a_node_moves_nobody(step: int) -> None:
 
 
 @step_param
-def test_a_pod_rejected_at_permit_moves_only_on_the_permit_plugins_events(step: int) -> None:
+def test_a_pod_rejected_at_permit_has_no_rejector_and_moves_on_any_event(step: int) -> None:
+    # v1.23 records no rejecting plugin for a Permit rejection (later releases record it): a
+    # node update that NodeNumber (Node Add only) did not register moves the pod all the same.
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
-    # NodeNumber (Node Add) rejects at Permit instead of waiting.
     reject = FakePermit("NodeNumber", fw.Status(fw.Code.UNSCHEDULABLE, ["no"]))
     sched.framework.permit_plugins = [reject]
     add_nodes(sched, make_node("node1"))
@@ -194,10 +195,9 @@ def test_a_pod_rejected_at_permit_moves_only_on_the_permit_plugins_events(step: 
     sched.pod_informer._notify("add", pod)
     step_module(step, "schedule_one").schedule_one(sched)
     sched.clock.advance(1)
+    assert where(sched, "pod1") == "unschedulableQ"
     old = make_node("node1", unschedulable=True)
     node_event(sched, "update", old, _with(old, **{"spec.unschedulable": False}))
-    assert where(sched, "pod1") == "unschedulableQ"  # NodeNumber did not register updates
-    node_event(sched, "add", make_node("node2"))
     assert where(sched, "pod1") == "activeQ"
 
 
@@ -264,3 +264,94 @@ def test_deleting_a_pod_waiting_on_permit_rejects_it_and_it_is_not_requeued(step
     assert sched.framework.get_waiting_pod(pod.metadata.uid) is None
     assert sched.client.bindings == []
     assert where(sched, "pod8") == "none"
+
+
+# --- preCheckForNode ----------------------------------------------------------------------------
+
+
+def _taint(effect: str, key: str = "dedicated") -> client.V1Taint:
+    return client.V1Taint(key=key, value="gpu", effect=effect)
+
+
+@step_param
+def test_a_new_node_with_an_untolerated_no_schedule_taint_moves_no_pod(step: int) -> None:
+    # Upstream's preCheckForNode is fixed: whatever plugins run, a pod that does not tolerate
+    # the new node's NoSchedule or NoExecute taint is not moved; the move request is recorded.
+    sched = parked(step, "pod1")
+    cycle = sched.scheduling_queue.scheduling_cycle
+    node_event(sched, "add", make_node("node1", taints=[_taint("NoSchedule")]))
+    assert where(sched, "pod1") == "unschedulableQ"
+    assert sched.scheduling_queue.move_request_cycle == cycle
+    node_event(sched, "add", make_node("node2", taints=[_taint("NoExecute")]))
+    assert where(sched, "pod1") == "unschedulableQ"
+    node_event(sched, "add", make_node("node3", taints=[_taint("PreferNoSchedule")]))
+    assert where(sched, "pod1") == "activeQ"
+
+
+@step_param
+def test_a_tolerated_taint_lets_a_new_node_move_the_pod(step: int) -> None:
+    sched = parked(step, "pod1")
+    p_info = sched.scheduling_queue._unschedulable_q["pod1_default"]
+    p_info.pod.spec.tolerations = [client.V1Toleration(key="dedicated", operator="Exists")]
+    node_event(sched, "add", make_node("node1", taints=[_taint("NoSchedule")]))
+    assert where(sched, "pod1") == "activeQ"
+
+
+@step_param
+def test_a_node_update_moves_only_pods_whose_node_affinity_it_matches(step: int) -> None:
+    sched = parked(step, "pod1", "pod2")
+    q = sched.scheduling_queue
+    q._unschedulable_q["pod1_default"].pod.spec.node_selector = {"zone": "a"}
+    term = client.V1NodeSelectorTerm(
+        match_expressions=[
+            client.V1NodeSelectorRequirement(key="zone", operator="In", values=["b"])
+        ]
+    )
+    q._unschedulable_q["pod2_default"].pod.spec.affinity = client.V1Affinity(
+        node_affinity=client.V1NodeAffinity(
+            required_during_scheduling_ignored_during_execution=client.V1NodeSelector(
+                node_selector_terms=[term]
+            )
+        )
+    )
+    old = make_node("node0", unschedulable=True)
+    uncordoned = _with(old, **{"spec.unschedulable": False})
+    uncordoned.metadata.labels = {"zone": "b"}
+    node_event(sched, "update", old, uncordoned)
+    assert (where(sched, "pod1"), where(sched, "pod2")) == ("unschedulableQ", "activeQ")
+
+
+@step_param
+def test_required_node_affinity_operators(step: int) -> None:
+    match = step_module(step, "eventhandlers").required_node_affinity_matches
+    node = make_node("node1")
+    node.metadata.labels = {"zone": "a", "cores": "8"}
+
+    def pod_with(*requirements: tuple[str, str, list[str] | None], field: bool = False) -> Any:
+        exprs = [
+            client.V1NodeSelectorRequirement(key=k, operator=o, values=v)
+            for k, o, v in requirements
+        ]
+        term = client.V1NodeSelectorTerm(
+            **{"match_fields" if field else "match_expressions": exprs}
+        )
+        pod = make_pod("p")
+        pod.spec.affinity = client.V1Affinity(
+            node_affinity=client.V1NodeAffinity(
+                required_during_scheduling_ignored_during_execution=client.V1NodeSelector(
+                    node_selector_terms=[term]
+                )
+            )
+        )
+        return pod
+
+    assert match(make_pod("p"), node)
+    assert match(pod_with(("zone", "In", ["a", "b"])), node)
+    assert not match(pod_with(("zone", "NotIn", ["a"])), node)
+    assert match(pod_with(("gpu", "NotIn", ["yes"])), node)  # an absent label is not in
+    assert match(pod_with(("zone", "Exists", None), ("gpu", "DoesNotExist", None)), node)
+    assert match(pod_with(("cores", "Gt", ["4"])), node)
+    assert not match(pod_with(("cores", "Lt", ["4"])), node)
+    assert not match(pod_with(("zone", "Gt", ["4"])), node)  # not a number
+    assert match(pod_with(("metadata.name", "In", ["node1"]), field=True), node)
+    assert not match(pod_with(("metadata.name", "In", ["node2"]), field=True), node)

@@ -45,7 +45,7 @@ NODES = ["node-a", "node-b", "node-c"]  # names ending in a letter: NodeNumber's
 PODS = 30
 WAIT = 30.0  # generous: a few backoffs (0.1 s doubling to 1 s here) and reconnects
 FIGURES: dict[str, int] = {
-    "binds_rejected": 0,  # 503 answers injected by the API server
+    "binds_rejected": 0,  # 503 answers injected by the API server ("injected fault")
     "restarts": 0,  # API server processes killed and started again
     "binds_failed_by_restart": 0,  # binds that met a dead server (connection refused/reset)
     "pods_lost": 0,  # steps 6-8: neither bound nor queued (must stay 0)
@@ -317,7 +317,7 @@ def test_rejected_binds_are_retried_and_nothing_is_lost(
             _check_outcome(run, number, names, scheduler_log)
         finally:
             run.stop()
-    rejected = scheduler_log.matching("Failed to bind", "503")
+    rejected = scheduler_log.matching("Failed to bind", "injected fault")
     FIGURES["binds_rejected"] += len(rejected)
     assert rejected, "the fault was not injected"
     if number >= 8:

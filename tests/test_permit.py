@@ -403,3 +403,59 @@ def test_stop_rejects_waiting_pods_so_binding_threads_end(step: int) -> None:
     join_binding_threads(timeout=2)
     assert sched.client.bindings == []
     assert [e["message"] for e in sched.recorder.of("error")] == ["scheduler stopped"]
+
+
+# --- assumed pods -------------------------------------------------------------------------------
+
+
+def _waiting_at_gate(step: int) -> tuple[Any, Any]:
+    """A scheduler whose only pod, pod1, has been scheduled and waits at Permit ("Gate")."""
+    fw = step_module(step, "framework")
+    sched = offline_scheduler(step)
+    sched.framework = _permit_framework(
+        step, sched.clock, FakePermit("Gate", fw.Status(fw.Code.WAIT), 10.0)
+    )
+    add_nodes(sched, make_node("node1"))
+    pod = make_pod("pod1")
+    sched.pod_informer.store._set("default/pod1", pod)
+    sched.pod_informer._notify("add", pod)
+    step_module(step, "schedule_one").schedule_one(sched)
+    assert sched.framework.get_waiting_pod(pod.metadata.uid) is not None
+    return sched, pod
+
+
+def _changed(pod: Any, version: str, **spec: Any) -> Any:
+    new = make_pod("pod1", **spec)
+    new.metadata.resource_version = version
+    new.metadata.labels = {"x": "y"}
+    return new
+
+
+@step_param
+def test_an_update_of_a_pod_in_its_binding_cycle_does_not_queue_it_again(step: int) -> None:
+    # Upstream ignores updates of assumed pods. Queued again, the labelled pod would run a
+    # second cycle whose WaitingPod replaces the first; the first would time out and write
+    # FailedScheduling and PodScheduled=False for a pod that is then bound.
+    sched, pod = _waiting_at_gate(step)
+    labelled = _changed(pod, "2")
+    sched.pod_informer._notify("update", pod, labelled)
+    assert sched.scheduling_queue.pending_pods() == []
+    sched.framework.get_waiting_pod(pod.metadata.uid).allow("Gate")
+    assert sched.client.wait_for_bindings(1)
+    join_binding_threads()
+    # The informer sees it bound: it is not assumed any more.
+    sched.pod_informer._notify("update", labelled, _changed(pod, "3", node_name="node1"))
+    assert sched.assumed_pods == set()
+    assert sched.client.bindings == [("default/pod1", "node1")]
+    assert [e[1] for e in sched.event_recorder.events] == ["Scheduled"]
+
+
+@step_param
+def test_a_pod_whose_binding_cycle_failed_takes_updates_again(step: int) -> None:
+    sched, pod = _waiting_at_gate(step)
+    sched.clock.advance(10)  # Gate times out: the attempt fails and the pod is forgotten
+    join_binding_threads()
+    assert sched.assumed_pods == set()
+    sched.scheduling_queue.delete(pod)  # wherever the failure put it
+    sched.pod_informer._notify("update", pod, _changed(pod, "2"))
+    assert [p.metadata.name for p in sched.scheduling_queue.pending_pods()] == ["pod1"]

@@ -64,7 +64,9 @@ class Q:
         return self.q.pop()
 
     def event(self, name: str) -> Any:
-        return getattr(self.sq, name)
+        """The queue's event of that name. Step 6's events are labels and match every pod, so
+        a label the step does not define does as well."""
+        return getattr(self.sq, name, name)
 
 
 def _rank(q: Any) -> Any:
@@ -257,7 +259,7 @@ def _fail_in_order(qq: Q, rejected_by: dict[str, tuple[str, ...]]) -> None:
         qq.fail(p_info, *rejected_by[p_info.pod.metadata.name])
 
 
-@pytest.mark.parametrize("step", QUEUE_STEPS, ids=ids(QUEUE_STEPS))
+@pytest.mark.parametrize("step", EVENT_STEPS, ids=ids(EVENT_STEPS))
 def test_an_event_moves_only_pods_whose_rejecting_plugins_registered_it(step: int) -> None:
     qq = _queue_with_event_map(step)
     fw = qq.fw
@@ -295,7 +297,7 @@ def test_an_event_moves_only_pods_whose_rejecting_plugins_registered_it(step: in
     assert qq.where()["unschedulableQ"] == []
 
 
-@pytest.mark.parametrize("step", QUEUE_STEPS, ids=ids(QUEUE_STEPS))
+@pytest.mark.parametrize("step", EVENT_STEPS, ids=ids(EVENT_STEPS))
 def test_a_plugin_registered_for_the_wildcard_is_moved_by_any_event(step: int) -> None:
     qq = _queue_with_event_map(step)
     _fail_in_order(qq, {"a": ("NoExtensions",)})
@@ -305,7 +307,18 @@ def test_a_plugin_registered_for_the_wildcard_is_moved_by_any_event(step: int) -
     assert qq.queue_of("a") == "podBackoffQ"  # moved, but still backing off
 
 
-def test_with_no_event_map_only_pods_without_plugins_move(qq: Q) -> None:
+def test_before_plugins_register_events_every_event_moves_every_pod() -> None:
+    # Step 6: no plugin has EnqueueExtensions, so, as upstream, each counts as registered for
+    # every event; a pod delete moves a pod NodeUnschedulable rejected.
+    qq = Q(6)
+    _fail_in_order(qq, {"a": ("NodeUnschedulable",), "b": ()})
+    qq.q.move_all_to_active_or_backoff_queue(qq.event("ASSIGNED_POD_DELETE"))
+    assert qq.where()["podBackoffQ"] == ["a", "b"]
+
+
+@pytest.mark.parametrize("step", EVENT_STEPS, ids=ids(EVENT_STEPS))
+def test_with_no_event_map_only_pods_without_plugins_move(step: int) -> None:
+    qq = Q(step)
     _fail_in_order(qq, {"a": ("NodeUnschedulable",), "b": ()})
     qq.q.move_all_to_active_or_backoff_queue(qq.event("ASSIGNED_POD_DELETE"))
     assert qq.where()["unschedulableQ"] == ["a"]

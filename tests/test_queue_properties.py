@@ -47,25 +47,29 @@ def machine_for(step: int) -> type[RuleBasedStateMachine]:
     less = step_module(step, "plugins.prioritysort").PrioritySort().less
     has_events = hasattr(sq.PriorityQueue, "assigned_pod_added")
     has_flush = hasattr(sq.PriorityQueue, "flush_backoff_q_completed")
-    events = [
-        fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD, "NodeAdd"),
-        fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"),
-        fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"),
-        fw.ClusterEvent(fw.GVK.POD, fw.ActionType.DELETE, "AssignedPodDelete"),
-        fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL, "WildCardEvent"),
-    ]
-    event_map = {
-        fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_TAINT): {
-            "NodeUnschedulable"
-        },
-        fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD): {"NodeNumber"},
-    }
+    options: dict[str, Any] = {}
+    if has_events:
+        events: list[Any] = [
+            fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD, "NodeAdd"),
+            fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"),
+            fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"),
+            fw.ClusterEvent(fw.GVK.POD, fw.ActionType.DELETE, "AssignedPodDelete"),
+            fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL, "WildCardEvent"),
+        ]
+        options["cluster_event_map"] = {
+            fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_TAINT): {
+                "NodeUnschedulable"
+            },
+            fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD): {"NodeNumber"},
+        }
+    else:
+        events = ["NodeAdd", "AssignedPodDelete"]  # step 6: labels, matching every pod
 
     class QueueMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
             self.clock = FakeClock()
-            self.q = sq.PriorityQueue(less, self.clock, ListRecorder(), cluster_event_map=event_map)
+            self.q = sq.PriorityQueue(less, self.clock, ListRecorder(), **options)
             if has_flush:
                 self.q.run()
             self.live: set[str] = set()  # added, and neither deleted nor bound

@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import pytest
+from kubernetes import client
 
 from tests.conftest import built_steps, step_module
 from tests.fakes import add_nodes, make_node, make_pod, offline_scheduler
@@ -56,7 +57,10 @@ def test_a_rejected_binding_is_reported_and_not_retried_in_step_1() -> None:
     sched.scheduling_queue.add(make_pod("pod1"))
     step_module(1, "schedule_one").schedule_one(sched)
     assert sched.client.bindings == []
-    assert "409" in sched.recorder.of("error")[0]["message"]
+    assert sched.recorder.of("error")[0]["message"] == (
+        'binding rejected: running Bind plugin "DefaultBinder": '
+        'pod pod1 is already assigned to node "elsewhere"'
+    )
     assert sched.scheduling_queue.pending_pods() == []  # lost: the reason step 6 exists
 
 
@@ -75,3 +79,11 @@ def test_a_deleting_pod_is_skipped(step: int) -> None:
     assert sched.event_recorder.events == [
         ("Warning", "FailedScheduling", "skip schedule deleting pod: default/pod1")
     ]
+
+
+@pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
+def test_a_refusal_without_a_status_body_is_named_by_its_status_line(step: int) -> None:
+    status_message = step_module(step, "schedule_one").status_message
+    assert status_message(client.ApiException(status=503, reason="Service Unavailable")) == (
+        "503 Service Unavailable"
+    )

@@ -1,5 +1,6 @@
-"""Every failure puts the pod back in the scheduling queue, with the plugin that really
-failed (steps 6+). Driven by a FakeClock and the fake API client: no test sleeps."""
+"""Every failure puts the pod back in the scheduling queue; only a FitError sets the plugins
+that rejected it, as v1.23's error func (steps 6+). Driven by a FakeClock and the fake API
+client: no test sleeps."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tests.fakes import (
 from tests.test_permit import FakePermit, join_binding_threads
 
 STEPS = built_steps(6)
+EVENT_STEPS = built_steps(7)
 FLUSH_STEPS = built_steps(8)
 step_param = pytest.mark.parametrize("step", STEPS, ids=lambda n: f"step{n}")
 
@@ -47,8 +49,10 @@ def attempt(sched: Any, step: int, *pods: Any) -> None:
 def retry(sched: Any, step: int) -> None:
     """Once the backoff is over, move every parked pod to activeQ and run one cycle."""
     sched.clock.advance(10)
+    # Step 6's events are labels that move every pod.
+    q = step_module(step, "scheduling_queue")
     sched.scheduling_queue.move_all_to_active_or_backoff_queue(
-        step_module(step, "scheduling_queue").WILDCARD_EVENT
+        getattr(q, "WILDCARD_EVENT", "WildCardEvent")
     )
     step_module(step, "schedule_one").schedule_one(sched)
     join_binding_threads()
@@ -97,25 +101,37 @@ def _permit(step: int, sched: Any, status: Any, timeout: float = 0.0) -> None:
 
 
 @step_param
-def test_a_permit_rejection_records_the_permit_plugin_not_stale_filter_plugins(
-    step: int,
-) -> None:
+def test_a_permit_rejection_keeps_the_last_fit_errors_plugins(step: int) -> None:
+    # v1.23's error func sets UnschedulablePlugins for FitErrors only: a rejection at Permit
+    # leaves the set of the pod's last FitError in place (later releases record Gate).
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
     add_nodes(sched, make_node("node0", unschedulable=True))
     attempt(sched, step, make_pod("pod1"))
     assert where(sched, "pod1")[1].unschedulable_plugins == {"NodeUnschedulable"}
-    # The next attempt fails at Permit instead: the pod now waits for Gate's events only.
     _permit(step, sched, fw.Status(fw.Code.UNSCHEDULABLE, ["closed"]))
     add_nodes(sched, make_node("node1"))
     retry(sched, step)
     queue, p_info = where(sched, "pod1")
-    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == {"Gate"}
+    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == {"NodeUnschedulable"}
     assert p_info.attempts == 2
 
 
 @step_param
-def test_a_permit_timeout_requeues_the_pod_with_the_waiting_plugin(step: int) -> None:
+def test_a_permit_error_records_no_rejecting_plugin(step: int) -> None:
+    # Upstream re-queues a Permit plugin's error as a plain error: no rejector, so any event
+    # may move the pod (the failed plugin named in the status is not recorded).
+    fw = step_module(step, "framework")
+    sched = offline_scheduler(step)
+    _permit(step, sched, fw.Status(fw.Code.ERROR, ["broken"]))
+    add_nodes(sched, make_node("node1"))
+    attempt(sched, step, make_pod("pod1"))
+    queue, p_info = where(sched, "pod1")
+    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == set()
+
+
+@step_param
+def test_a_permit_timeout_records_no_rejecting_plugin(step: int) -> None:
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
     _permit(step, sched, fw.Status(fw.Code.WAIT), 10.0)
@@ -126,12 +142,12 @@ def test_a_permit_timeout_requeues_the_pod_with_the_waiting_plugin(step: int) ->
     sched.clock.advance(10)
     join_binding_threads()
     queue, p_info = where(sched, "pod1")
-    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == {"Gate"}
+    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == set()
     assert sched.client.bindings == []
 
 
 @step_param
-def test_a_score_error_requeues_the_pod_for_any_event(step: int) -> None:
+def test_a_score_error_keeps_the_last_fit_errors_plugins(step: int) -> None:
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
     add_nodes(sched, make_node("node1", unschedulable=True))
@@ -153,8 +169,60 @@ def test_a_score_error_requeues_the_pod_for_any_event(step: int) -> None:
     add_nodes(sched, make_node("node2"), make_node("node3"))
     retry(sched, step)
     queue, p_info = where(sched, "pod1")
-    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == set()
+    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == {"NodeUnschedulable"}
     assert "broken" in sched.recorder.of("error")[-1]["message"]
+
+
+@step_param
+def test_no_nodes_after_a_fit_error_keeps_its_plugins(step: int) -> None:
+    sched = offline_scheduler(step)
+    add_nodes(sched, make_node("node0", unschedulable=True))
+    attempt(sched, step, make_pod("pod1"))
+    sched.node_informer.store._pop("node0")
+    retry(sched, step)
+    queue, p_info = where(sched, "pod1")
+    assert queue == "unschedulableQ" and p_info.unschedulable_plugins == {"NodeUnschedulable"}
+    assert p_info.attempts == 2
+
+
+@pytest.mark.parametrize("step", EVENT_STEPS, ids=lambda n: f"step{n}")
+def test_a_pod_rejected_by_node_unschedulable_then_by_no_nodes_ignores_a_pod_delete(
+    step: int,
+) -> None:
+    # The consequence of keeping the set: AssignedPodDelete, which NodeUnschedulable did not
+    # register, leaves the pod where it is, as upstream.
+    q = step_module(step, "scheduling_queue")
+    sched = offline_scheduler(step)
+    add_nodes(sched, make_node("node0", unschedulable=True))
+    attempt(sched, step, make_pod("pod1"))
+    sched.node_informer.store._pop("node0")
+    retry(sched, step)
+    sched.scheduling_queue.move_all_to_active_or_backoff_queue(q.ASSIGNED_POD_DELETE)
+    assert where(sched, "pod1")[0] == "unschedulableQ"
+
+
+@pytest.mark.parametrize("step", EVENT_STEPS, ids=lambda n: f"step{n}")
+def test_a_pod_whose_permit_plugin_failed_with_an_error_moves_on_any_event(step: int) -> None:
+    # The Permit plugin registered only Node/Add; its error makes it no rejector, so a pod
+    # delete moves the pod, as upstream.
+    fw = step_module(step, "framework")
+    q = step_module(step, "scheduling_queue")
+    sched = offline_scheduler(step)
+
+    class NodeAddGate(FakePermit):
+        def events_to_register(self) -> list[Any]:
+            return [fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD)]
+
+    plugin = NodeAddGate("Gate", fw.Status(fw.Code.ERROR, ["broken"]), 0.0)
+    sched.framework = new_framework(
+        step, {"Gate": lambda a, h: plugin}, permit=["Gate"], clock=sched.clock
+    )
+    sched.scheduling_queue.cluster_event_map = sched.framework.cluster_event_map
+    add_nodes(sched, make_node("node1"))
+    attempt(sched, step, make_pod("pod1"))
+    assert where(sched, "pod1")[0] == "unschedulableQ"
+    sched.scheduling_queue.move_all_to_active_or_backoff_queue(q.ASSIGNED_POD_DELETE)
+    assert where(sched, "pod1")[0] in ("activeQ", "podBackoffQ")
 
 
 @step_param
@@ -167,9 +235,17 @@ def test_a_failed_bind_is_kept_in_the_backoff_queue_and_never_lost(step: int) ->
     # The failure made a move request, so the pod backs off instead of waiting for an event.
     queue, p_info = where(sched, "pod1")
     assert queue == "podBackoffQ" and p_info.attempts == 1
-    assert sched.recorder.of("error")[-1]["message"].startswith("binding rejected: 409")
+    # Upstream's message, with the Status body's message (not the raw JSON) at its end: what
+    # `kubectl describe` shows in the event and the PodScheduled condition.
+    message = (
+        'binding rejected: running Bind plugin "DefaultBinder": '
+        'pod pod1 is already assigned to node "elsewhere"'
+    )
+    assert sched.recorder.of("error")[-1]["message"] == message
     [(_, args)] = [c for c in sched.client.calls if c[0] == "patch_namespaced_pod_status"]
-    assert args[2]["status"]["conditions"][0]["reason"] == "SchedulerError"
+    condition = args[2]["status"]["conditions"][0]
+    assert (condition["reason"], condition["message"]) == ("SchedulerError", message)
+    assert ("Warning", "FailedScheduling", message) in sched.event_recorder.events
 
 
 @pytest.mark.parametrize("step", FLUSH_STEPS, ids=lambda n: f"step{n}")

@@ -10,6 +10,7 @@ Upstream, at v1.23 (later releases moved most of it to pkg/scheduler/schedule_on
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING
 
@@ -200,6 +201,9 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
 def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
     """Create the pods/binding subresource, as DefaultBinder does; an error message or None.
 
+    The message is upstream's: the framework's wrapping of the Bind plugin's error, whose text
+    is the message of the Status the API server answered with.
+
     The API server answers 201 with a Status, which the official client cannot read as a
     V1Binding: ask for the raw response and read it, so the connection goes back to the pool.
     """
@@ -215,10 +219,20 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         )
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
-        return f"{e.status} {e.reason}: {e.body}"
+        return f'running Bind plugin "DefaultBinder": {status_message(e)}'
     except Exception as e:  # the connection failed
-        return str(e)
+        return f'running Bind plugin "DefaultBinder": {e}'
     return None
+
+
+def status_message(e: client.ApiException) -> str:
+    """The ``message`` of the Status the API server refused with, which is all client-go's
+    StatusError prints; the status line when the body is not a Status."""
+    try:
+        message = json.loads(e.body or "").get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return message or f"{e.status} {e.reason}"
 
 
 # --- failures ----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The scheduler: informers feed the queue, and ``schedule_one`` runs back to back.
 
 Upstream: pkg/scheduler/scheduler.go (Scheduler, New, Run) and pkg/scheduler/eventhandlers.go
-(addAllEventHandlers, assignedPod, responsibleForPod) at v1.23.
+(responsibleForPod) at v1.23; the handlers themselves are in eventhandlers.py.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from kubernetes import client
 
 from minisched.clock import Clock
 from minisched.events import EventRecorder
-from minisched.informer import FilteringResourceEventHandler, Informer, ResourceEventHandler
+from minisched.informer import Informer
 from minisched.report import NullRecorder, Recorder
 
 from . import plugins, runtime
+from .eventhandlers import add_all_event_handlers
 from .schedule_one import schedule_one
 from .scheduling_queue import SchedulingQueue
 
@@ -95,24 +96,3 @@ class Scheduler:
 
     def responsible_for_pod(self, pod: client.V1Pod) -> bool:
         return pod.spec.scheduler_name == self.scheduler_name
-
-
-def assigned_pod(pod: client.V1Pod) -> bool:
-    """A pod with a node is assigned: it is no longer the queue's business."""
-    return bool(pod.spec.node_name)
-
-
-def add_all_event_handlers(sched: Scheduler) -> None:
-    """Connect the informers to the queue (upstream: addAllEventHandlers)."""
-    # Unassigned pods for our scheduler go to the queue. When a pod gets bound it stops
-    # matching the filter, and the filtering handler delivers that as a delete.
-    sched.pod_informer.add_event_handler(
-        FilteringResourceEventHandler(
-            lambda pod: not assigned_pod(pod) and sched.responsible_for_pod(pod),
-            ResourceEventHandler(
-                on_add=sched.scheduling_queue.add,
-                on_update=sched.scheduling_queue.update,
-                on_delete=lambda pod: sched.scheduling_queue.delete(getattr(pod, "obj", pod)),
-            ),
-        )
-    )

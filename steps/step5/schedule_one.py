@@ -10,6 +10,7 @@ Upstream, at v1.23 (later releases moved most of it to pkg/scheduler/schedule_on
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -66,8 +67,12 @@ def schedule_one(sched: Scheduler) -> None:
         return
     sched.recorder.record("selected", pod=key, node=node_name)
 
-    # Not implemented: assume and Reserve. Nothing here counts pods on nodes, so there is no
-    # cache to assume the pod into while it waits and binds.
+    # Assume the pod: until the informer sees it bound, or its attempt fails, its updates
+    # stay out of the queue (update_pod_in_scheduling_queue), as upstream's assumed pods.
+    # Simplified: upstream assumes it into the cache, with its node, so that the next cycles
+    # count it there; nothing here counts pods on nodes, so a set of UIDs does. Not
+    # implemented: Reserve.
+    sched.assumed_pods.add(pod.metadata.uid)
     permit_status = fwk.run_permit_plugins(state, pod, node_name)
     if permit_status.code != Code.WAIT and not permit_status.is_success():
         unschedulable = permit_status.is_unschedulable()
@@ -107,6 +112,7 @@ def binding_cycle(sched: Scheduler, fwk: Framework, pod: client.V1Pod, node_name
         # Simplified: no FailedScheduling event or PodScheduled condition either (upstream
         # records them for every failure): here the condition's update would queue it again.
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
+        sched.assumed_pods.discard(pod.metadata.uid)
         sched.recorder.record("error", pod=key, message=f"binding rejected: {err}")
         return
     log.info('Successfully bound pod to node pod="%s" node="%s"', key, node_name)
@@ -246,6 +252,9 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
 def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
     """Create the pods/binding subresource, as DefaultBinder does; an error message or None.
 
+    The message is upstream's: the framework's wrapping of the Bind plugin's error, whose text
+    is the message of the Status the API server answered with.
+
     The API server answers 201 with a Status, which the official client cannot read as a
     V1Binding: ask for the raw response and read it, so the connection goes back to the pool.
     """
@@ -261,10 +270,20 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         )
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
-        return f"{e.status} {e.reason}: {e.body}"
+        return f'running Bind plugin "DefaultBinder": {status_message(e)}'
     except Exception as e:  # the connection failed
-        return str(e)
+        return f'running Bind plugin "DefaultBinder": {e}'
     return None
+
+
+def status_message(e: client.ApiException) -> str:
+    """The ``message`` of the Status the API server refused with, which is all client-go's
+    StatusError prints; the status line when the body is not a Status."""
+    try:
+        message = json.loads(e.body or "").get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return message or f"{e.status} {e.reason}"
 
 
 # --- failures ----------------------------------------------------------------------------------
@@ -276,8 +295,10 @@ def record_scheduling_failure(
     """Tell everyone the pod was not scheduled: the logs and the report (``error_func``), a
     FailedScheduling event, and the pod's PodScheduled condition.
 
-    Upstream: Scheduler.recordSchedulingFailure.
+    Upstream: Scheduler.recordSchedulingFailure; the pod is forgotten first (not assumed any
+    more), as upstream's ForgetPod before it.
     """
+    sched.assumed_pods.discard(pod.metadata.uid)
     error_func(sched, pod, err)
     message = str(err)
     sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)

@@ -2,7 +2,8 @@
 
 Upstream: pkg/scheduler/internal/queue/scheduling_queue.go (SchedulingQueue, PriorityQueue).
 Simplified: one FIFO guarded by a condition variable, as in the Go original's first stage.
-kube-scheduler's three queues (activeQ, podBackoffQ, unschedulableQ) arrive later.
+kube-scheduler's three queues (activeQ, podBackoffQ, unschedulableQ) arrive later; until
+then the report names this queue "FIFO".
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ from minisched.report import Recorder
 class SchedulingQueue:
     """A FIFO of pods. ``pop`` blocks until a pod arrives or the queue is closed.
 
-    ``_lock`` guards ``_active_q`` and ``_closed``; ``pop`` waits on it, and every change
+    ``_lock`` guards ``_fifo`` and ``_closed``; ``pop`` waits on it, and every change
     that can end that wait notifies it.
     """
 
     def __init__(self, recorder: Recorder) -> None:
         self._lock = threading.Condition()
         # Keyed by namespace/name, in arrival order: an update keeps the pod's place.
-        self._active_q: OrderedDict[str, V1Pod] = OrderedDict()
+        self._fifo: OrderedDict[str, V1Pod] = OrderedDict()
         self._closed = False
         self.recorder = recorder
 
@@ -34,36 +35,40 @@ class SchedulingQueue:
         """A new pod to schedule (upstream: PriorityQueue.Add)."""
         key = meta_namespace_key(pod)
         with self._lock:
-            self._active_q[key] = pod
+            self._fifo[key] = pod
             self._lock.notify()
-        self.recorder.record("queue", pod=key, queue="activeQ", event="PodAdd")
+        self.recorder.record("queue", pod=key, queue="FIFO", event="PodAdd")
 
     def update(self, old_pod: V1Pod, new_pod: V1Pod) -> None:
         """A queued pod changed: keep the newest version in its place, or queue it."""
         key = meta_namespace_key(new_pod)
         with self._lock:
-            if key in self._active_q:
-                self._active_q[key] = new_pod
+            if key in self._fifo:
+                self._fifo[key] = new_pod
                 return
         self.add(new_pod)
 
     def delete(self, pod: V1Pod) -> None:
         """The pod is gone (or was bound): forget it."""
         with self._lock:
-            self._active_q.pop(meta_namespace_key(pod), None)
+            self._fifo.pop(meta_namespace_key(pod), None)
 
     def pop(self) -> V1Pod | None:
-        """Wait for the next pod; None once the queue is closed (upstream: an error)."""
+        """Wait for the next pod; None once the queue is closed and empty (upstream: an error).
+
+        As upstream, a closed queue still hands out the pods it holds.
+        """
         with self._lock:
-            while not self._active_q and not self._closed:
+            while not self._fifo:
+                if self._closed:
+                    return None
                 self._lock.wait()
-            if self._closed:
-                return None
-            _, pod = self._active_q.popitem(last=False)
+            _, pod = self._fifo.popitem(last=False)
             return pod
 
     def close(self) -> None:
-        """Wake every waiting ``pop`` and make it return None (upstream: Close)."""
+        """Wake every waiting ``pop``; from now on an empty queue's ``pop`` returns None
+        (upstream: Close)."""
         with self._lock:
             self._closed = True
             self._lock.notify_all()
@@ -71,4 +76,4 @@ class SchedulingQueue:
     def pending_pods(self) -> list[V1Pod]:
         """Every queued pod (upstream: PendingPods), for the report and the tests."""
         with self._lock:
-            return list(self._active_q.values())
+            return list(self._fifo.values())

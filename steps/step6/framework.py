@@ -2,7 +2,7 @@
 
 Upstream: pkg/scheduler/framework/interface.go (Code, Status, PluginToStatus, Plugin, the
 extension point interfaces, Handle) and pkg/scheduler/framework/types.go (FitError, Diagnosis,
-QueuedPodInfo, ClusterEvent, ActionType, GVK) at v1.23.
+QueuedPodInfo) at v1.23.
 """
 
 from __future__ import annotations
@@ -307,7 +307,7 @@ class QueuedPodInfo:
     initial_attempt_timestamp: float
     # Scheduling attempts so far: every pop counts one.
     attempts: int = 0
-    # The plugins that rejected the pod in its last attempt: only events they registered can
+    # The plugins that rejected the pod in its last FitError: only events they registered can
     # move it out of unschedulableQ. Empty means any event may help.
     unschedulable_plugins: set[str] = field(default_factory=set)
 
@@ -318,51 +318,3 @@ class QueuedPodInfo:
 
 # A QueueSort plugin's ordering: True when the first pod goes first (upstream: LessFunc).
 LessFunc = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
-
-
-# --- cluster events ----------------------------------------------------------------------------
-
-
-class GVK(str, enum.Enum):
-    """The kinds of object whose events can make a pod schedulable (upstream: GVK; a subset)."""
-
-    POD = "Pod"
-    NODE = "Node"
-    WILDCARD = "*"
-
-
-class ActionType(enum.IntFlag):
-    """What happened to an object (upstream: ActionType): a bit set, so a plugin can register
-    several actions at once."""
-
-    ADD = 1 << 0
-    DELETE = 1 << 1
-    UPDATE_NODE_ALLOCATABLE = 1 << 2
-    UPDATE_NODE_LABEL = 1 << 3
-    UPDATE_NODE_TAINT = 1 << 4
-    UPDATE_NODE_CONDITION = 1 << 5
-    ALL = (1 << 6) - 1
-    # Any of the node updates (upstream: Update).
-    UPDATE = UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
-
-
-@dataclass(frozen=True)
-class ClusterEvent:
-    """Something that happened in the cluster: the kind of object and what happened to it
-    (upstream: ClusterEvent). ``label`` names it in logs and the report; matching ignores it.
-    """
-
-    resource: GVK
-    action_type: ActionType
-    label: str = field(default="", compare=False)
-
-    def is_wildcard(self) -> bool:
-        return self.resource == GVK.WILDCARD and self.action_type == ActionType.ALL
-
-    def matches(self, other: ClusterEvent) -> bool:
-        """Whether a plugin that registered ``self`` cares about ``other``: either is the
-        wildcard, or both are about the same kind and their actions share a bit (upstream: the
-        test in PriorityQueue.podMatchesEvent)."""
-        if self.is_wildcard() or other.is_wildcard():
-            return True
-        return self.resource == other.resource and bool(self.action_type & other.action_type)

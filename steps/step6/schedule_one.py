@@ -10,6 +10,7 @@ Upstream, at v1.23 (later releases moved most of it to pkg/scheduler/schedule_on
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -70,14 +71,17 @@ def schedule_one(sched: Scheduler) -> None:
         return
     sched.recorder.record("selected", pod=key, node=node_name)
 
-    # Not implemented: assume and Reserve. Nothing here counts pods on nodes, so there is no
-    # cache to assume the pod into while it waits and binds.
+    # Assume the pod: until the informer sees it bound, or its attempt fails, its updates
+    # stay out of the queue (update_pod_in_scheduling_queue), as upstream's assumed pods.
+    # Simplified: upstream assumes it into the cache, with its node, so that the next cycles
+    # count it there; nothing here counts pods on nodes, so a set of UIDs does. Not
+    # implemented: Reserve.
+    sched.assumed_pods.add(pod.metadata.uid)
     permit_status = fwk.run_permit_plugins(state, pod, node_name)
     if permit_status.code != Code.WAIT and not permit_status.is_success():
         unschedulable = permit_status.is_unschedulable()
         reason = REASON_UNSCHEDULABLE if unschedulable else REASON_SCHEDULER_ERROR
-        err = permit_status.as_error() or Exception()
-        record_scheduling_failure(sched, pod_info, err, reason, permit_status.failed_plugin)
+        record_scheduling_failure(sched, pod_info, permit_status.as_error() or Exception(), reason)
         return
     waiting_pod = fwk.get_waiting_pod(pod.metadata.uid)
     # A plugin may already have allowed the pod (a 0 s wait): then nothing is pending.
@@ -113,8 +117,7 @@ def binding_cycle(
     status = fwk.wait_on_permit(pod)
     if not status.is_success():
         reason = REASON_UNSCHEDULABLE if status.is_unschedulable() else REASON_SCHEDULER_ERROR
-        err = status.as_error() or Exception()
-        record_scheduling_failure(sched, pod_info, err, reason, status.failed_plugin)
+        record_scheduling_failure(sched, pod_info, status.as_error() or Exception(), reason)
         # Made after the pod is back in the queue, and not for the pod itself: a pod that was
         # rejected while it waited goes to unschedulableQ, not straight back to podBackoffQ.
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(
@@ -267,6 +270,9 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
 def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
     """Create the pods/binding subresource, as DefaultBinder does; an error message or None.
 
+    The message is upstream's: the framework's wrapping of the Bind plugin's error, whose text
+    is the message of the Status the API server answered with.
+
     The API server answers 201 with a Status, which the official client cannot read as a
     V1Binding: ask for the raw response and read it, so the connection goes back to the pool.
     """
@@ -282,30 +288,37 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         )
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
-        return f"{e.status} {e.reason}: {e.body}"
+        return f'running Bind plugin "DefaultBinder": {status_message(e)}'
     except Exception as e:  # the connection failed
-        return str(e)
+        return f'running Bind plugin "DefaultBinder": {e}'
     return None
+
+
+def status_message(e: client.ApiException) -> str:
+    """The ``message`` of the Status the API server refused with, which is all client-go's
+    StatusError prints; the status line when the body is not a Status."""
+    try:
+        message = json.loads(e.body or "").get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return message or f"{e.status} {e.reason}"
 
 
 # --- failures ----------------------------------------------------------------------------------
 
 
 def record_scheduling_failure(
-    sched: Scheduler,
-    pod_info: QueuedPodInfo,
-    err: BaseException,
-    reason: str,
-    failed_plugin: str = "",
+    sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException, reason: str
 ) -> None:
     """Tell everyone the pod was not scheduled, and give it back to the queue: the queue and
     the logs (``error_func``), a FailedScheduling event, and the pod's PodScheduled condition.
 
-    ``failed_plugin`` is the Permit plugin that rejected the pod, if one did.
-    Upstream: Scheduler.recordSchedulingFailure.
+    Upstream: Scheduler.recordSchedulingFailure; the pod is forgotten first (not assumed any
+    more), as upstream's ForgetPod before it.
     """
-    error_func(sched, pod_info, err, failed_plugin)
     pod = pod_info.pod
+    sched.assumed_pods.discard(pod.metadata.uid)
+    error_func(sched, pod_info, err)
     message = str(err)
     sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
     condition = {
@@ -317,17 +330,15 @@ def record_scheduling_failure(
     update_pod(sched, pod, condition)
 
 
-def error_func(
-    sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException, failed_plugin: str = ""
-) -> None:
+def error_func(sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException) -> None:
     """Log why the pod was not scheduled and put it back in the queue (upstream:
     MakeDefaultErrorFunc, the sched.Error func).
 
-    The pod goes back with the plugins that rejected it, so only the events those plugins
-    registered move it on: every Filter plugin that rejected a node for a FitError, the
-    Permit plugin for a rejection at Permit, none for an error (any event may help then).
-    Upstream v1.23 sets them for FitErrors only and leaves the last ones in place otherwise;
-    later releases also record the rejecting Permit plugin.
+    A FitError sets the pod's rejecting plugins, every Filter plugin that rejected a node: only
+    the events those plugins registered move it on. Any other failure (no nodes, an error, a
+    Permit rejection or timeout, a failed bind) keeps the set of the pod's last FitError, empty
+    (any event may help) if it never had one. That is v1.23; later releases record the
+    rejecting Permit plugin too, and clear the set at every attempt.
 
     As upstream, the pod is re-read from the informer cache first: one that was deleted, or
     bound meanwhile, is not queued again.
@@ -340,7 +351,6 @@ def error_func(
             key,
         )
         sched.recorder.record("unschedulable", pod=key, message=str(err))
-        pod_info.unschedulable_plugins = set()
     elif isinstance(err, framework.FitError):
         log.info('Unable to schedule pod; no fit; waiting pod="%s" err="%s"', key, err)
         sched.recorder.record("unschedulable", pod=key, message=str(err))
@@ -348,7 +358,6 @@ def error_func(
     else:
         log.error('Error scheduling pod; retrying pod="%s" err="%s"', key, err)
         sched.recorder.record("error", pod=key, message=str(err))
-        pod_info.unschedulable_plugins = {failed_plugin} if failed_plugin else set()
 
     cached_pod = sched.pod_informer.store.get_by_key(key)
     if cached_pod is None:

@@ -1,7 +1,7 @@
 """The scheduler: informers feed the queue, and ``schedule_one`` runs back to back.
 
 Upstream: pkg/scheduler/scheduler.go (Scheduler, New, Run) and pkg/scheduler/eventhandlers.go
-(addAllEventHandlers, assignedPod, responsibleForPod) at v1.23.
+(responsibleForPod) at v1.23; the handlers themselves are in eventhandlers.py.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from kubernetes import client
 
 from minisched.clock import Clock
 from minisched.events import EventRecorder
-from minisched.informer import FilteringResourceEventHandler, Informer, ResourceEventHandler
+from minisched.informer import Informer
 from minisched.report import NullRecorder, Recorder
 
 from . import plugins, runtime
+from .eventhandlers import add_all_event_handlers
 from .schedule_one import schedule_one
 from .scheduling_queue import PriorityQueue
 
@@ -51,6 +52,10 @@ class Scheduler:
         self.recorder = recorder or NullRecorder()
         self.event_recorder = EventRecorder(api_client)
         self.scheduler_name = scheduler_name
+        # The UIDs of the assumed pods: those in their binding cycle (upstream: the cache's
+        # assumed pods). The scheduling thread adds, binding threads and the informer remove;
+        # each set operation is atomic in CPython, and no caller combines two, so no lock.
+        self.assumed_pods: set[str] = set()
         self.framework = runtime.Framework(
             plugins.new_registry(),
             plugins.default_plugins(),
@@ -102,40 +107,3 @@ class Scheduler:
 
     def responsible_for_pod(self, pod: client.V1Pod) -> bool:
         return pod.spec.scheduler_name == self.scheduler_name
-
-
-def assigned_pod(pod: client.V1Pod) -> bool:
-    """A pod with a node is assigned: it is no longer the queue's business."""
-    return bool(pod.spec.node_name)
-
-
-def add_all_event_handlers(sched: Scheduler) -> None:
-    """Connect the informers to the queue (upstream: addAllEventHandlers)."""
-    # Unassigned pods for our scheduler go to the queue. When a pod gets bound it stops
-    # matching the filter, and the filtering handler delivers that as a delete.
-    sched.pod_informer.add_event_handler(
-        FilteringResourceEventHandler(
-            lambda pod: not assigned_pod(pod) and sched.responsible_for_pod(pod),
-            ResourceEventHandler(
-                on_add=sched.scheduling_queue.add,
-                on_update=lambda old, new: update_pod_in_scheduling_queue(sched, old, new),
-                on_delete=lambda pod: sched.scheduling_queue.delete(getattr(pod, "obj", pod)),
-            ),
-        )
-    )
-
-
-def update_pod_in_scheduling_queue(
-    sched: Scheduler, old_pod: client.V1Pod, new_pod: client.V1Pod
-) -> None:
-    """Pass a pod's update to the queue (upstream: updatePodInSchedulingQueue).
-
-    An update carrying the same resourceVersion (an informer's relist) is not a change: passing
-    it on would queue again a pod that is being scheduled (upstream: issue 96071).
-    Not implemented: upstream also ignores updates of assumed pods (pods in their binding
-    cycle); with no cache here, such an update queues the pod again. Its second binding is
-    refused by the API server (409), and the pod, now bound, is not queued again.
-    """
-    if old_pod.metadata.resource_version == new_pod.metadata.resource_version:
-        return
-    sched.scheduling_queue.update(old_pod, new_pod)

@@ -37,9 +37,6 @@ from minisched.informer import meta_namespace_key
 from minisched.report import Recorder
 
 from .framework import (
-    GVK,
-    ActionType,
-    ClusterEvent,
     LessFunc,
     QueuedPodInfo,
 )
@@ -62,8 +59,9 @@ POD_UPDATE = "PodUpdate"
 POD_DELETE = "PodDelete"
 
 # Cluster events that move pods out of unschedulableQ.
-ASSIGNED_POD_DELETE = ClusterEvent(GVK.POD, ActionType.DELETE, "AssignedPodDelete")
-WILDCARD_EVENT = ClusterEvent(GVK.WILDCARD, ActionType.ALL, "WildCardEvent")
+# Simplified: a label only; which kind of object and what happened to it matter once plugins
+# say which events they care about.
+ASSIGNED_POD_DELETE = "AssignedPodDelete"
 
 # A check a pod must pass to be moved (upstream: PreEnqueueCheck).
 PreEnqueueCheck = Callable[[V1Pod], bool]
@@ -191,7 +189,6 @@ class PriorityQueue:
         clock: Clock,
         recorder: Recorder,
         *,
-        cluster_event_map: dict[ClusterEvent, set[str]] | None = None,
         pod_initial_backoff_duration: float = DEFAULT_POD_INITIAL_BACKOFF_DURATION,
         pod_max_backoff_duration: float = DEFAULT_POD_MAX_BACKOFF_DURATION,
     ) -> None:
@@ -199,9 +196,6 @@ class PriorityQueue:
         self.recorder = recorder
         self.pod_initial_backoff_duration = pod_initial_backoff_duration
         self.pod_max_backoff_duration = pod_max_backoff_duration
-        # For each cluster event, the plugins that registered it: which pods an event may
-        # move out of unschedulableQ.
-        self.cluster_event_map = cluster_event_map or {}
 
         self._lock = threading.Condition()
         self._active_q: Heap[QueuedPodInfo] = Heap(pod_info_key, less)
@@ -343,13 +337,14 @@ class PriorityQueue:
     # --- moving pods back ----------------------------------------------------------------------
 
     def move_all_to_active_or_backoff_queue(
-        self, event: ClusterEvent, pre_check: PreEnqueueCheck | None = None
+        self, event: str, pre_check: PreEnqueueCheck | None = None
     ) -> None:
         """A cluster event happened: move the unschedulable pods it may help.
 
-        Only pods that pass ``pre_check`` and whose rejecting plugins registered a matching
-        event move; each goes to podBackoffQ if still backing off, else to activeQ. The move
-        request is remembered (``move_request_cycle``) even if no pod moved.
+        Every pod that passes ``pre_check`` moves: to podBackoffQ if still backing off, else to
+        activeQ. The move request is remembered (``move_request_cycle``) even if no pod moved.
+        Every event may help every pod: upstream's rule for a plugin that does not say which
+        events it cares about (no EnqueueExtensions), and no plugin here says so yet.
         """
         with self._lock:
             pods = [
@@ -360,36 +355,22 @@ class PriorityQueue:
             self._move_pods_to_active_or_backoff_queue(pods, event)
 
     def _move_pods_to_active_or_backoff_queue(
-        self, p_infos: Iterable[QueuedPodInfo], event: ClusterEvent
+        self, p_infos: Iterable[QueuedPodInfo], event: str
     ) -> None:
         """The caller holds the lock."""
         moved = False
         for p_info in p_infos:
-            # A pod without rejecting plugins failed for another reason (an error, a failed
-            # bind): any event may help it.
-            if p_info.unschedulable_plugins and not self._pod_matches_event(p_info, event):
-                continue
             moved = True
             del self._unschedulable_q[get_pod_full_name(p_info.pod)]
             if self._is_pod_backingoff(p_info):
                 self._pod_backoff_q.add(p_info)
-                self._record(p_info, "podBackoffQ", event.label)
+                self._record(p_info, "podBackoffQ", event)
             else:
                 self._active_q.add(p_info)
-                self._record(p_info, "activeQ", event.label)
+                self._record(p_info, "activeQ", event)
         self._move_request_cycle = self._scheduling_cycle
         if moved:
             self._lock.notify_all()
-
-    def _pod_matches_event(self, p_info: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """Whether one of the plugins that rejected the pod registered an event matching
-        ``event``. The wildcard event matches every pod."""
-        if event.is_wildcard():
-            return True
-        return any(
-            registered.matches(event) and plugins & p_info.unschedulable_plugins
-            for registered, plugins in self.cluster_event_map.items()
-        )
 
     # --- backoff -------------------------------------------------------------------------------
 

@@ -1,13 +1,14 @@
 """The informers' event handlers: what the scheduler does when pods and nodes change.
 
 Upstream: pkg/scheduler/eventhandlers.go (addAllEventHandlers and the handlers it installs,
-nodeSchedulingPropertiesChange) at v1.23.
+nodeSchedulingPropertiesChange, preCheckForNode) at v1.23.
 
 - Unassigned pods for our schedulerName are the queue's: added, updated, deleted there.
 - Assigned pods (any scheduler's) are the cluster's state: adding, changing or deleting one
   may make a waiting pod schedulable, so the queue hears about it.
 - Nodes: a new node, or a change to what scheduling looks at (unschedulable, allocatable,
-  labels, taints, conditions), moves the pods whose rejecting plugins registered that event.
+  labels, taints, conditions), moves the pods whose rejecting plugins registered that event
+  and that could fit the node at all (``pre_check_for_node``).
 
 Simplified: there is no scheduler cache (the informers' stores play its part), so the cache
 half of each upstream handler is missing; the handlers keep upstream's names.
@@ -28,6 +29,7 @@ from minisched.informer import (
 )
 
 from .framework import ClusterEvent
+from .plugins.nodeunschedulable import tolerations_tolerate_taint
 from .scheduling_queue import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
@@ -36,6 +38,7 @@ from .scheduling_queue import (
     NODE_LABEL_CHANGE,
     NODE_SPEC_UNSCHEDULABLE_CHANGE,
     NODE_TAINT_CHANGE,
+    PreEnqueueCheck,
 )
 
 if TYPE_CHECKING:
@@ -92,13 +95,9 @@ def assigned_pod(pod: client.V1Pod) -> bool:
 
 
 def add_node_to_cache(sched: Scheduler, node: client.V1Node) -> None:
-    """A new node may fit pods that fitted nowhere (upstream: addNodeToCache).
-
-    Not implemented: upstream's preCheckForNode, which moves only the pods that could fit this
-    node by resources, node affinity, host ports and taints; no plugin here checks those.
-    """
+    """A new node may fit pods that fitted nowhere (upstream: addNodeToCache)."""
     log.info('Add event for node node="%s"', node.metadata.name)
-    sched.scheduling_queue.move_all_to_active_or_backoff_queue(NODE_ADD)
+    sched.scheduling_queue.move_all_to_active_or_backoff_queue(NODE_ADD, pre_check_for_node(node))
 
 
 def update_node_in_cache(
@@ -109,7 +108,9 @@ def update_node_in_cache(
     event = node_scheduling_properties_change(new_node, old_node)
     if event is not None:
         log.info('Update event for node node="%s" event="%s"', new_node.metadata.name, event.label)
-        sched.scheduling_queue.move_all_to_active_or_backoff_queue(event)
+        sched.scheduling_queue.move_all_to_active_or_backoff_queue(
+            event, pre_check_for_node(new_node)
+        )
 
 
 def delete_node_from_cache(sched: Scheduler, node: Any) -> None:
@@ -168,6 +169,71 @@ def _status(node: client.V1Node) -> client.V1NodeStatus:
     return node.status or client.V1NodeStatus()
 
 
+def pre_check_for_node(node: client.V1Node) -> PreEnqueueCheck:
+    """Whether a pod could fit this node at all: a new or changed node moves only those pods
+    (upstream: preCheckForNode). The checks are fixed, whichever plugins are enabled: the
+    pod's nodeName, its required node affinity, and the node's NoSchedule and NoExecute
+    taints it does not tolerate. A pod that fails them stays in unschedulableQ; the move
+    request is made all the same.
+
+    Not implemented: upstream's resources and host ports checks (noderesources.Fits,
+    nodeports.Fits). Both need the pods already on the node, which only the scheduler cache
+    knows, and there is none here: a pod too big for the node, or whose host port is taken
+    there, is moved and fails again.
+    """
+
+    def check(pod: client.V1Pod) -> bool:
+        if pod.spec.node_name and pod.spec.node_name != node.metadata.name:
+            return False
+        if not required_node_affinity_matches(pod, node):
+            return False
+        taints = [t for t in node.spec.taints or [] if t.effect in ("NoSchedule", "NoExecute")]
+        tolerations = pod.spec.tolerations or []
+        return all(tolerations_tolerate_taint(tolerations, t) for t in taints)
+
+    return check
+
+
+def required_node_affinity_matches(pod: client.V1Pod, node: client.V1Node) -> bool:
+    """The pod's nodeSelector and required node affinity terms accept the node (upstream:
+    nodeaffinity.GetRequiredNodeAffinity(pod).Match). The terms are ORed; within a term,
+    every expression must hold. A term with no expressions matches nothing."""
+    labels = node.metadata.labels or {}
+    if any(labels.get(k) != v for k, v in (pod.spec.node_selector or {}).items()):
+        return False
+    affinity = pod.spec.affinity and pod.spec.affinity.node_affinity
+    required = affinity and affinity.required_during_scheduling_ignored_during_execution
+    if not required:
+        return True
+    fields = {"metadata.name": node.metadata.name}
+    return any(
+        (term.match_expressions or term.match_fields)
+        and all(_matches(e, labels) for e in term.match_expressions or [])
+        and all(_matches(e, fields) for e in term.match_fields or [])
+        for term in required.node_selector_terms or []
+    )
+
+
+def _matches(expression: client.V1NodeSelectorRequirement, values: dict[str, str]) -> bool:
+    """One node selector requirement (upstream: nodeSelectorRequirementsAsSelector)."""
+    op, value, wanted = expression.operator, values.get(expression.key), expression.values or []
+    if op == "In":
+        return value in wanted
+    if op == "NotIn":
+        return value not in wanted
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and value is not None and len(wanted) == 1:
+        try:
+            have, bound = int(value), int(wanted[0])
+        except ValueError:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False
+
+
 # --- assigned pods -----------------------------------------------------------------------------
 
 
@@ -213,17 +279,19 @@ def update_pod_in_scheduling_queue(
 
     An update carrying the same resourceVersion (an informer's relist) is not a change: passing
     it on would queue again a pod that is being scheduled (upstream: issue 96071).
-    Not implemented: upstream also ignores updates of assumed pods (pods in their binding
-    cycle); with no cache here, such an update queues the pod again. Its second binding is
-    refused by the API server (409), and the pod, now bound, is not queued again.
+    An update of an assumed pod (one in its binding cycle) is ignored too, as upstream: queued
+    again, the pod would run a second cycle while the first waits at Permit or binds.
     """
     if old_pod.metadata.resource_version == new_pod.metadata.resource_version:
+        return
+    if new_pod.metadata.uid in sched.assumed_pods:
         return
     sched.scheduling_queue.update(old_pod, new_pod)
 
 
 def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
-    """The pod was deleted, or bound (upstream: deletePodFromSchedulingQueue).
+    """The pod was deleted, or bound (upstream: deletePodFromSchedulingQueue). A bound pod is
+    not assumed any more: upstream's cache confirms it when the informer sees it.
 
     A pod deleted while it waits on Permit is rejected there, which ends its binding cycle;
     then, as upstream, the pods it was keeping out get their chance.
@@ -231,5 +299,6 @@ def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
     pod = pod.obj if isinstance(pod, DeletedFinalStateUnknown) else pod
     log.info('Delete event for unscheduled pod pod="%s"', meta_namespace_key(pod))
     sched.scheduling_queue.delete(pod)
+    sched.assumed_pods.discard(pod.metadata.uid)
     if sched.framework.reject_waiting_pod(pod.metadata.uid):
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)

@@ -316,7 +316,7 @@ class QueuedPodInfo:
     initial_attempt_timestamp: float
     # Scheduling attempts so far: every pop counts one.
     attempts: int = 0
-    # The plugins that rejected the pod in its last attempt: only events they registered can
+    # The plugins that rejected the pod in its last FitError: only events they registered can
     # move it out of unschedulableQ. Empty means any event may help.
     unschedulable_plugins: set[str] = field(default_factory=set)
 

@@ -52,6 +52,10 @@ class Scheduler:
         self.recorder = recorder or NullRecorder()
         self.event_recorder = EventRecorder(api_client)
         self.scheduler_name = scheduler_name
+        # The UIDs of the assumed pods: those in their binding cycle (upstream: the cache's
+        # assumed pods). The scheduling thread adds, binding threads and the informer remove;
+        # each set operation is atomic in CPython, and no caller combines two, so no lock.
+        self.assumed_pods: set[str] = set()
         self.framework = runtime.Framework(
             plugins.new_registry(),
             plugins.default_plugins(),

@@ -454,8 +454,8 @@ class PriorityQueue:
         """The caller holds the lock."""
         moved = False
         for p_info in p_infos:
-            # A pod without rejecting plugins failed for another reason (an error, a failed
-            # bind): any event may help it.
+            # A pod without rejecting plugins has had no FitError (only errors, failures at
+            # Permit or bind, no nodes): any event may help it.
             if p_info.unschedulable_plugins and not self._pod_matches_event(p_info, event):
                 continue
             moved = True
