@@ -5,9 +5,9 @@
 
 Each step runs with the embedded API server and seed 1 (as ``nox -s stepN -- --web``) and the
 page in headless Chromium (apt-get install chromium chromium-driver) at 1280x800. Once the
-scenario is over, the script clicks the pod worth explaining (a pending one, else the last one
-bound), so the picture shows its Filter and Score table, and saves the page. pngquant, when
-installed, makes the PNG about three times smaller.
+scenario is over, the script clicks the pod worth explaining (a pending one, else the bound
+one with the longest table), so the picture shows its Filter and Score table, and saves the
+page. pngquant, when installed, makes the PNG smaller.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from rich.console import Console  # noqa: E402
 from minisched import runner, steps  # noqa: E402
 from minisched.report import Report  # noqa: E402
 from minisched.web import WebPage  # noqa: E402
-from minisched.web.state import natural  # noqa: E402
+from minisched.web.state import ClusterView, natural  # noqa: E402
 from tests.browser import Browser, missing  # noqa: E402
 
 
@@ -35,12 +35,15 @@ def image_path(number: int) -> Path:
     return ROOT / "docs" / "img" / f"step{number}-web.png"
 
 
-def pod_to_explain(snapshot: dict) -> str:
-    """A pod still pending, else the last bound one (in natural order)."""
-    pods = sorted(snapshot["pods"], key=lambda p: natural(p["key"]))
-    pending = [p for p in pods if p["where"] not in ("bound", "gone")]
-    chosen = pending[0] if pending else pods[-1]
-    return chosen["key"]
+def pod_to_explain(view: ClusterView) -> str:
+    """A pod still pending, else the bound pod with the longest table (the last one of those,
+    in natural order)."""
+    pods = sorted(view.snapshot()["pods"], key=lambda p: natural(p["key"]))
+    pending = [p["key"] for p in pods if p["where"] not in ("bound", "gone")]
+    if pending:
+        return pending[0]
+    rows = {p["key"]: len((view.pod_detail(p["key"]) or {}).get("table", ())) for p in pods}
+    return max(reversed(list(rows)), key=lambda key: rows[key])
 
 
 def screenshot(number: int, browser: Browser) -> Path:
@@ -69,7 +72,7 @@ def screenshot(number: int, browser: Browser) -> Path:
             raise failure[0]
         browser.wait(lambda d: "scenario over" in d.find_element(By.ID, "status").text)
         assert page.view is not None
-        key = pod_to_explain(page.view.snapshot())
+        key = pod_to_explain(page.view)
         browser.driver.find_element(
             By.CSS_SELECTOR, f'#queues .pod[data-pod="{key}"], #cluster .pod[data-pod="{key}"]'
         ).click()
