@@ -132,6 +132,7 @@ class ClusterView:
         self._tables: OrderedDict[str, Table] = OrderedDict()
         self._nodes: dict[str, Node] = {}
         self._placements: dict[str, Placement] = {}  # pod key -> where it is bound
+        self._by_node: dict[str, set[str]] = {}  # node -> the keys of the pods bound to it
         # What changed since the last changes() call.
         self._new_lines: list[dict[str, Any]] = []
         self._dirty_pods: set[str] = set()
@@ -308,15 +309,18 @@ class ClusterView:
             self._unplace(meta_namespace_key(pod))
 
     def _place(self, key: str, placement: Placement) -> None:
-        old = self._placements.get(key)
-        if old is not None:
-            self._dirty_nodes.add(old.node)
+        self._unplace(key)
         self._placements[key] = placement
+        self._by_node.setdefault(placement.node, set()).add(key)
         self._dirty_nodes.add(placement.node)
 
     def _unplace(self, key: str) -> None:
         old = self._placements.pop(key, None)
         if old is not None:
+            keys = self._by_node.get(old.node, set())
+            keys.discard(key)
+            if not keys:
+                self._by_node.pop(old.node, None)
             self._dirty_nodes.add(old.node)
 
     # --- what the web server sends ----------------------------------------------------------
@@ -435,10 +439,8 @@ class ClusterView:
 
     def _node_json(self, name: str) -> dict[str, Any]:
         node = self._nodes[name]
-        pods = sorted(
-            ((k, p) for k, p in self._placements.items() if p.node == name),
-            key=lambda kp: natural(kp[0]),
-        )
+        keys = sorted(self._by_node.get(name, ()), key=natural)
+        pods = [(k, self._placements[k]) for k in keys]
         view: dict[str, Any] = {
             "name": name,
             "unschedulable": node.unschedulable,

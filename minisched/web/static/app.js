@@ -274,8 +274,9 @@ async function loadDetail(key) {
   const pod = state.pods.get(key);
   if (pod) state.selectedRev = pod.rev;
   const response = await fetch(`/api/pod?key=${encodeURIComponent(key)}`);
-  if (!response.ok || key !== state.selected) return;
-  showDetail(await response.json());
+  if (key !== state.selected) return;
+  if (response.ok) showDetail(await response.json());
+  else showUnknown(key);
 }
 
 function showDetail(pod) {
@@ -312,6 +313,17 @@ function showDetail(pod) {
     rows.push(el("tr", {}, el("td", { colspan: "3" }, "(table no longer kept: too many pods)")));
   }
   $("why").querySelector("tbody").replaceChildren(...rows);
+}
+
+// A pod minisched recorded nothing for: bound by another scheduler, or forgotten.
+function showUnknown(key) {
+  $("detail").hidden = false;
+  $("detail").dataset.pod = key;
+  $("detail-title").textContent = key.split("/").pop();
+  $("detail-summary").textContent =
+    `${key}: nothing recorded (another scheduler placed it, or the page has forgotten it).`;
+  $("detail-attempts").replaceChildren();
+  $("why").querySelector("tbody").replaceChildren();
 }
 
 // --- start ------------------------------------------------------------------------------------
