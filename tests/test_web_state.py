@@ -137,6 +137,38 @@ def test_the_view_shows_nodes_cordoned_tainted_and_the_pods_bound_to_them() -> N
     assert view.changes() is None  # nothing since
 
 
+def test_from_step_10_nodes_show_requested_and_allocatable() -> None:
+    from kubernetes.client import V1Container, V1NodeStatus, V1ResourceRequirements
+
+    view = ClusterView(Features.for_step(10))
+    big = node("n1")
+    big.status = V1NodeStatus(allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"})
+    view.node_handler().add(big)
+    heavy = pod("heavy", "n1")
+    heavy.spec.containers = [
+        V1Container(name="c", resources=V1ResourceRequirements(requests={"cpu": "1500m"})),
+        V1Container(name="d", resources=V1ResourceRequirements(requests={"memory": "1Gi"})),
+    ]
+    view.pod_handler().add(heavy)
+    (n1,) = view.snapshot()["nodes"]
+    assert n1["allocatable"] == {"cpu": 4.0, "memory": 8 * 2**30, "pods": 110.0}
+    assert n1["requested"] == {"cpu": 1.5, "memory": 2**30, "pods": 1.0}
+    # Before step 10 there are no requests to speak of: the page leaves them out.
+    view8 = ClusterView(Features.for_step(8))
+    view8.node_handler().add(big)
+    assert "allocatable" not in view8.snapshot()["nodes"][0]
+
+
+def test_from_step_9_assumed_pods_are_shown_until_bound_or_forgotten() -> None:
+    view = ClusterView(Features.for_step(9))
+    view.on_record("assumed", {"pod": "ns/a", "node": "n1"}, "")
+    view.on_record("assumed", {"pod": "ns/b", "node": "n2"}, "")
+    assert {p["key"]: p["assumed"] for p in view.snapshot()["pods"]} == {"ns/a": "n1", "ns/b": "n2"}
+    view.on_record("bound", {"pod": "ns/a", "node": "n1"}, "bound    ns/a -> n1")
+    view.on_record("forgotten", {"pod": "ns/b"}, "")
+    assert {p["key"]: p["assumed"] for p in view.snapshot()["pods"]} == {"ns/a": "", "ns/b": ""}
+
+
 def test_memory_stays_bounded_on_a_long_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(state, "MAX_PODS", 50)
     monkeypatch.setattr(state, "MAX_TABLES", 10)
