@@ -177,7 +177,7 @@ def test_memory_stays_bounded_on_a_long_run(monkeypatch: pytest.MonkeyPatch) -> 
     report = quiet_report()
     report.subscribe(view.on_record)
     report.record("queue", pod="ns/parked", queue="unschedulableQ", event="X", plugins=["P"])
-    for i in range(500):
+    for i in range(200):
         key = f"ns/pod{i}"
         report.record("queue", pod=key, queue="activeQ", event="PodAdd")
         for _attempt in range(15):

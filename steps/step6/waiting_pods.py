@@ -108,8 +108,8 @@ class WaitingPod:
     def get_deadline(self) -> float:
         """When the wait times out, on the clock: the latest pending plugin's timeout.
 
-        Not in upstream's waitingPod, which keeps its timers to itself: the web page shows
-        how long the pod may still wait.
+        Differs from upstream: waitingPod has no such getter (its timers are private). This
+        one only reads them, so the web page can show how long the pod may still wait.
         """
         with self._lock:
             return max((timer.due for timer in self._pending_plugins.values()), default=0.0)
