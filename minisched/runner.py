@@ -29,13 +29,16 @@ import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import cluster, steps
 from .clock import Clock
 from .report import Recorder, Report
 from .scenario import NODE_SELECTOR, Scenario
-from .web import WebError, WebPage
+from .web import WebError
+
+if TYPE_CHECKING:
+    from .web.server import WebPage
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +257,8 @@ def _page(args: argparse.Namespace) -> WebPage | None:
     """The live page ``--web`` (or ``--web-port``) asks for."""
     if not args.web and args.web_port is None:
         return None
+    from .web.server import WebPage  # aiohttp is imported only for a run that uses it
+
     return WebPage(port=args.web_port or 0)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from aiohttp import web
 
+from . import WebError
 from .state import ClusterView, Features
 
 FLUSH_PERIOD = 0.1  # seconds between two batches of changes
@@ -39,10 +40,6 @@ STATIC = {
     "/app.js": ("app.js", "text/javascript"),
     "/style.css": ("style.css", "text/css"),
 }
-
-
-class WebError(Exception):
-    """The page could not be served (e.g. its port is in use)."""
 
 
 class WebPage:
