@@ -63,6 +63,7 @@ class Features:
     step: int
     queues: tuple[str, ...]
     permit: bool
+    flushes: bool  # background loops flush podBackoffQ and unschedulableQ
     assumed: bool
     resources: bool
 
@@ -70,7 +71,14 @@ class Features:
     def for_step(cls, step: int) -> Features:
         # Steps 1-5 have a FIFO, recorded as activeQ; step 6 brings the three queues.
         queues = ("activeQ", "podBackoffQ", "unschedulableQ") if step >= 6 else ("activeQ",)
-        return cls(step, queues, permit=step >= 5, assumed=step >= 9, resources=step >= 10)
+        return cls(
+            step,
+            queues,
+            permit=step >= 5,
+            flushes=step >= 8,
+            assumed=step >= 9,
+            resources=step >= 10,
+        )
 
 
 @dataclass
@@ -413,6 +421,7 @@ class ClusterView:
             "title": _title(f.step),
             "queues": list(f.queues),
             "permit": f.permit,
+            "flushes": f.flushes,
             "assumed": f.assumed,
             "resources": f.resources,
         }

@@ -212,7 +212,10 @@ function inColumn(pod, where) {
 function chipDetails(pod, where) {
   switch (where) {
     case "podBackoffQ":
-      return [countdown(pod, "backoff", "backoff over")];
+      // Before the flush loop exists, a pod whose backoff is over stays here until an event.
+      return [
+        countdown(pod, "backoff", state.features.flushes ? "backoff over" : "backoff over, no flush"),
+      ];
     case "unschedulableQ":
       return [el("small", { class: "rejectors" }, pod.rejectors.join(", ") || "(no plugin)")];
     case "waiting":
