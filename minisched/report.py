@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -77,6 +78,7 @@ class Report:
         self._lock = threading.Lock()
         self.pods: dict[str, PodView] = defaultdict(PodView)
         self._live: Live | None = None
+        self._subscribers: list[Callable[[str, dict[str, Any], str], None]] = []
 
     # --- Recorder ---------------------------------------------------------------------------
 
@@ -85,6 +87,9 @@ class Report:
         with self._lock:
             view = self.pods[pod]
             line = self._apply(view, event, fields)
+            # Under the lock, so every subscriber sees the events in the order applied here.
+            for callback in self._subscribers:
+                callback(event, fields, line)
         # With a live view, lines print above it (rich keeps the live table at the bottom).
         if line:
             self.console.print(line, markup=False, highlight=False)
@@ -127,6 +132,14 @@ class Report:
             view.message = f["message"]
             return f"error    {pod}: {f['message']}"
         return ""
+
+    def subscribe(self, callback: Callable[[str, dict[str, Any], str], None]) -> None:
+        """Call ``callback(event, fields, line)`` with every recorded event and the line it
+        printed ("" for none), in order: the web page (minisched/web) is fed this way, so it
+        never disagrees with the terminal. The callback runs under the report's lock: it must
+        be quick and must not call back into the report."""
+        with self._lock:
+            self._subscribers.append(callback)
 
     # --- live queue view ---------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ Two entry points:
 - ``python -m minisched.runner N [--seed S] [--kubeconfig P] [--context C] [-v]`` (what
   ``nox -s stepN`` and ``python scenarios/stepN.py`` call): runs step N's scheduler in a thread
   and ``scenarios/stepN.py`` against the embedded API server or the given cluster.
+  ``--web`` also serves a live page of the run (minisched/web), up until Ctrl-C.
 - ``scheduler_main(package)``, behind ``python -m steps.stepN``: the scheduler alone, like the
   kube-scheduler binary, until Ctrl-C.
 
@@ -28,12 +29,16 @@ import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import cluster, steps
 from .clock import Clock
 from .report import Recorder, Report
 from .scenario import NODE_SELECTOR, Scenario
+from .web import WebError
+
+if TYPE_CHECKING:
+    from .web.server import WebPage
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +111,13 @@ def run_step(
     embedded: bool = False,
     report: Report | None = None,
     timeout: float = 30.0,
+    page: WebPage | None = None,
 ) -> Result:
-    """Run step ``number``'s scheduler and scenario once and return the bindings."""
+    """Run step ``number``'s scheduler and scenario once and return the bindings.
+
+    With a ``page`` (``--web``), the run is also served as a web page, which stays up after the
+    scenario, its objects still in place, until Ctrl-C (or ``page.release()``).
+    """
     step = steps.get(number)
     if not step.built:
         raise SystemExit(f"step {number} ({step.title}) is not built yet")
@@ -119,6 +129,9 @@ def run_step(
         scheduler = new_scheduler(
             step, c.api_client, seed=seed, recorder=report, node_selector=NODE_SELECTOR
         )
+        if page is not None:
+            page.attach(report, scheduler, number)
+            report.console.print(f"the live page: {page.start()}", highlight=False)
         thread = threading.Thread(target=scheduler.run, name="scheduler", daemon=True)
         with report:
             thread.start()
@@ -131,15 +144,29 @@ def run_step(
                     say=lambda line: report.console.print(line, markup=False, highlight=False),
                 ) as scenario:
                     bindings = scenario_module.run(scenario)
+                    if page is not None:
+                        # Before the scenario deletes its objects: the room looks at the page.
+                        _print_summary(report, number, bindings)
+                        page.end("scenario over: the page stays until Ctrl-C")
+                        report.console.print(
+                            f"the live page stays at {page.url} until Ctrl-C", highlight=False
+                        )
+                        page.hold()
             finally:
                 scheduler.stop()
                 thread.join(5)
-    result = Result(step, bindings, report)
+                if page is not None:
+                    page.close()
+    if page is None:
+        _print_summary(report, number, bindings)
+    return Result(step, bindings, report)
+
+
+def _print_summary(report: Report, number: int, bindings: dict[str, str | None]) -> None:
     report.print(report.bindings_table(bindings, title=f"Step {number}: where each pod went"))
     for pod in bindings:
         if report.has_decision(pod):
             report.print(report.why_this_node(pod))
-    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,11 +182,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             kubeconfig=args.kubeconfig,
             context=args.context,
             embedded=args.embedded,
+            page=_page(args),
         )
     except KeyboardInterrupt:
         print("interrupted: scheduler, scenario objects and API server were shut down")
         return 130
-    except cluster.ClusterError as e:
+    except (cluster.ClusterError, WebError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
@@ -188,7 +216,7 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         return _run_scheduler_alone(number, args, stop)
-    except cluster.ClusterError as e:
+    except (cluster.ClusterError, WebError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 
@@ -198,13 +226,18 @@ def _run_scheduler_alone(number: int, args: argparse.Namespace, stop: threading.
         log.info("scheduling pods with schedulerName minisched on the %s", c.describe())
         if c.embedded:
             log.info("its kubeconfig (plain HTTP, for the Python client): %s", c.kubeconfig)
+        report = Report()
         scheduler = new_scheduler(
             steps.get(number),
             c.api_client,
             seed=args.seed,
-            recorder=Report(),
+            recorder=report,
             node_selector=args.node_selector,
         )
+        page = _page(args)
+        if page is not None:
+            page.attach(report, scheduler, number)
+            report.console.print(f"the live page: {page.start()}", highlight=False)
         thread = threading.Thread(target=scheduler.run, name="scheduler", daemon=True)
         thread.start()
         try:
@@ -215,7 +248,24 @@ def _run_scheduler_alone(number: int, args: argparse.Namespace, stop: threading.
         finally:
             scheduler.stop()
             thread.join(5)
+            if page is not None:
+                page.close()
     return 0
+
+
+def _page(args: argparse.Namespace) -> WebPage | None:
+    """The live page ``--web`` (or ``--web-port``) asks for."""
+    if not args.web and args.web_port is None:
+        return None
+    from .web.server import WebPage  # aiohttp is imported only for a run that uses it
+
+    return WebPage(port=args.web_port or 0)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return int(text)
 
 
 def _add_common_flags(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +282,14 @@ def _add_common_flags(parser: argparse.ArgumentParser) -> None:
         help="use the embedded API server even when $KUBECONFIG is set",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v, -vv)")
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="serve a live page of the nodes and queues on 127.0.0.1 (a free port, printed)",
+    )
+    parser.add_argument(
+        "--web-port", type=_port, default=None, help="the page's port (implies --web)"
+    )
 
 
 if __name__ == "__main__":

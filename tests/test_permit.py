@@ -270,8 +270,10 @@ def test_node_number_holds_the_pod_for_the_nodes_digit_in_seconds(step: int) -> 
     _cluster(sched, "node8")
     sched.scheduling_queue.add(make_pod("pod8"))
     step_module(step, "schedule_one").schedule_one(sched)
+    # The deadline is the 10 s timeout, on the scheduler's clock (the web page counts it down).
+    timeout = sched.clock.now() + 10
     assert sched.recorder.of("waiting") == [
-        {"pod": "default/pod8", "node": "node8", "plugins": ["NodeNumber"]}
+        {"pod": "default/pod8", "node": "node8", "plugins": ["NodeNumber"], "deadline": timeout}
     ]
     sched.clock.advance(7.9)
     assert not sched.client.wait_for_bindings(1, timeout=0.05)

@@ -180,6 +180,10 @@ def test_backoff_q_is_ordered_by_backoff_end(qq: Q) -> None:
     assert qq.fail(a) is None and qq.fail(b) is None
     assert qq.where()["podBackoffQ"] == ["a", "b"]
     assert qq.q._pod_backoff_q.peek() is b  # 1 s < 4 s
+    # Each move into podBackoffQ records when the backoff ends, for the web page.
+    now = qq.clock.now()
+    deadlines = {m["pod"]: m["deadline"] for m in qq.recorder.of("queue")[-2:]}
+    assert deadlines == {"default/a": now + 4, "default/b": now + 1}
 
 
 # --- unschedulableQ and the moveRequestCycle rule -------------------------------------------------
@@ -196,6 +200,7 @@ def test_a_failed_pod_waits_in_unschedulable_q_under_its_full_name(qq: Q) -> Non
         "pod": "ns1/a",
         "queue": "unschedulableQ",
         "event": "ScheduleAttemptFailure",
+        "plugins": ["NodeUnschedulable"],  # the web page shows who rejected it
     }
 
 

@@ -87,7 +87,10 @@ def schedule_one(sched: Scheduler) -> None:
     # A plugin may already have allowed the pod (a 0 s wait): then nothing is pending.
     plugins = sorted(waiting_pod.get_pending_plugins()) if waiting_pod is not None else []
     if plugins:
-        sched.recorder.record("waiting", pod=key, node=node_name, plugins=plugins)
+        deadline = waiting_pod.get_deadline() if waiting_pod is not None else 0.0
+        sched.recorder.record(
+            "waiting", pod=key, node=node_name, plugins=plugins, deadline=deadline
+        )
 
     # Bind asynchronously (upstream: go func()): the next scheduling cycle starts while this
     # pod waits on Permit and binds. Daemon threads: a stopping scheduler does not wait for

@@ -1,0 +1,515 @@
+"""What the web page shows, kept up to date from the report and the scheduler's informers.
+
+Upstream counterpart: none. kube-scheduler-simulator's web UI shows the results (its per-plugin
+annotations); this view also shows the queues, from the same recorder that feeds the terminal
+report (``Report.subscribe``), so the page and the terminal never disagree.
+
+Two sources feed one ``ClusterView``:
+
+- the report's events (see minisched/report.py), with the line the terminal printed for each:
+  the queues, the pods waiting on Permit, each pod's attempts and its last attempt's per-node
+  Filter and Score results. Fields the page needs beyond the report's: ``deadline`` on a
+  ``queue`` event into podBackoffQ and on ``waiting`` (when the backoff or the wait ends, on the
+  scheduler's clock), ``plugins`` on a ``queue`` event into unschedulableQ (the plugins that
+  rejected the pod). From step 9, ``assumed`` (pod, node) and ``forgotten`` (pod) events, if the
+  step records them, show the assumed pods.
+- the scheduler's node and pod informers (handlers added before it starts): the nodes, cordoned
+  or tainted, and the pods bound to each.
+
+Memory stays bounded on a long standalone run: at most ``MAX_LINES`` timeline lines,
+``MAX_PODS`` pods (the oldest settled ones are forgotten first), ``MAX_ATTEMPTS`` attempts per
+pod and the Filter/Score tables of the ``MAX_TABLES`` pods touched last. Nodes and bound pods
+are as many as the informers hold anyway.
+
+``_lock`` guards everything below it: recorder events arrive on the scheduling and binding
+threads (under the report's lock), informer events on the informers' threads, and the web
+server reads from its own thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes.utils import parse_quantity
+
+from .. import steps
+from ..informer import DeletedFinalStateUnknown, ResourceEventHandler, meta_namespace_key
+
+MAX_LINES = 1000
+MAX_PODS = 500
+MAX_ATTEMPTS = 10
+MAX_TABLES = 100
+
+# What the page calls where a pod is, beyond the three queues.
+WAITING = "waiting"  # between Permit and its binding
+SCHEDULING = "scheduling"  # popped: a scheduling cycle is trying it
+PENDING = "pending"  # failed and in no queue (steps 1-5 do not re-queue)
+BOUND = "bound"
+GONE = "gone"  # deleted before it was bound
+
+# Taint effects that keep pods off a node, and the taint a cordon stands for.
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+@dataclass
+class Features:
+    """What a step has, so the page shows only what exists in it."""
+
+    step: int
+    queues: tuple[str, ...]
+    permit: bool
+    flushes: bool  # background loops flush podBackoffQ and unschedulableQ
+    assumed: bool
+    resources: bool
+
+    @classmethod
+    def for_step(cls, step: int) -> Features:
+        # Steps 1-5 have a FIFO, recorded as activeQ; step 6 brings the three queues.
+        queues = ("activeQ", "podBackoffQ", "unschedulableQ") if step >= 6 else ("activeQ",)
+        return cls(
+            step,
+            queues,
+            permit=step >= 5,
+            flushes=step >= 8,
+            assumed=step >= 9,
+            resources=step >= 10,
+        )
+
+
+@dataclass
+class Pod:
+    """One pod as the page shows it (its Filter/Score table lives in ``ClusterView._tables``)."""
+
+    key: str
+    where: str = ""  # a queue name, or WAITING, SCHEDULING, PENDING, BOUND, GONE
+    event: str = ""  # why it entered its queue (the queue event's label)
+    node: str = ""  # bound to
+    selected: str = ""  # the node its last cycle picked
+    assumed: str = ""
+    message: str = ""
+    rejectors: list[str] = field(default_factory=list)
+    permit_plugins: list[str] = field(default_factory=list)
+    deadline: float | None = None  # backoff end or Permit timeout, on the scheduler's clock
+    attempts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ATTEMPTS))
+    attempt_count: int = 0
+    rev: int = 0  # bumped on every change: the page refetches an open table when it moves
+
+
+@dataclass
+class Table:
+    filters: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> plugin, reason
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> score
+
+
+@dataclass
+class Node:
+    name: str
+    unschedulable: bool = False
+    taints: list[str] = field(default_factory=list)
+    allocatable: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Placement:
+    node: str
+    ours: bool  # scheduled by minisched (schedulerName), or by someone else
+    requests: dict[str, float] = field(default_factory=dict)
+
+
+class ClusterView:
+    """The page's state. ``changes()`` hands the web server what changed since its last call."""
+
+    def __init__(
+        self,
+        features: Features,
+        now: Callable[[], float] = time.monotonic,
+        scheduler_name: str = "minisched",
+    ) -> None:
+        self.features = features
+        self.now = now  # the scheduler's clock: deadlines are on it
+        self.scheduler_name = scheduler_name
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._lines: deque[dict[str, Any]] = deque(maxlen=MAX_LINES)
+        self._pods: OrderedDict[str, Pod] = OrderedDict()  # least recently touched first
+        self._tables: OrderedDict[str, Table] = OrderedDict()
+        self._nodes: dict[str, Node] = {}
+        self._placements: dict[str, Placement] = {}  # pod key -> where it is bound
+        self._by_node: dict[str, set[str]] = {}  # node -> the keys of the pods bound to it
+        # What changed since the last changes() call.
+        self._new_lines: list[dict[str, Any]] = []
+        self._dirty_pods: set[str] = set()
+        self._dirty_nodes: set[str] = set()
+        self.ended = False  # the scenario is over (the page says so)
+
+    # --- the recorder side ------------------------------------------------------------------
+
+    def on_record(self, event: str, fields: dict[str, Any], line: str) -> None:
+        """A ``Report.subscribe`` callback: apply one recorded event and its printed line."""
+        key = str(fields.get("pod", ""))
+        with self._lock:
+            if line:
+                self._seq += 1
+                entry = {"seq": self._seq, "time": time.time(), "text": line, "pod": key}
+                self._lines.append(entry)
+                self._new_lines.append(entry)
+                del self._new_lines[:-MAX_LINES]
+            if key:
+                self._apply(self._touch(key), event, fields)
+
+    def end(self, text: str) -> None:
+        """The scenario is over: one last timeline line, and the page says so."""
+        with self._lock:
+            self.ended = True
+            self._seq += 1
+            entry = {"seq": self._seq, "time": time.time(), "text": text, "pod": ""}
+            self._lines.append(entry)
+            self._new_lines.append(entry)
+
+    def _touch(self, key: str) -> Pod:
+        pod = self._pods.get(key)
+        if pod is None:
+            pod = self._pods[key] = Pod(key)
+            if len(self._pods) > MAX_PODS:
+                self._forget_one()
+        else:
+            self._pods.move_to_end(key)
+        pod.rev += 1
+        self._dirty_pods.add(key)
+        return pod
+
+    def _forget_one(self) -> None:
+        """Drop the least recently touched pod that is bound or gone, else the oldest."""
+        victim = next(
+            (k for k, p in self._pods.items() if p.where in (BOUND, GONE)), next(iter(self._pods))
+        )
+        del self._pods[victim]
+        self._tables.pop(victim, None)
+        self._dirty_pods.add(victim)
+
+    def _table(self, key: str) -> Table:
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = Table()
+            if len(self._tables) > MAX_TABLES:
+                self._tables.popitem(last=False)
+        else:
+            self._tables.move_to_end(key)
+        return table
+
+    def _apply(self, pod: Pod, event: str, f: dict[str, Any]) -> None:
+        if event == "queue":
+            queue = f["queue"]
+            pod.where = GONE if queue == "none" else queue
+            pod.event = str(f.get("event", ""))
+            pod.deadline = f.get("deadline") if queue == "podBackoffQ" else None
+            if queue == "unschedulableQ":
+                pod.rejectors = list(f.get("plugins", pod.rejectors))
+            pod.permit_plugins = []
+        elif event == "attempt":
+            pod.attempt_count += 1
+            pod.where = SCHEDULING
+            pod.deadline = None
+            pod.selected = ""
+            pod.message = ""
+            pod.rejectors = []
+            pod.attempts.append({"n": pod.attempt_count, "result": "scheduling"})
+            self._tables.pop(pod.key, None)  # a new attempt, a new table
+            self._table(pod.key)
+        elif event == "filter":
+            self._table(pod.key).filters[f["node"]] = (str(f["plugin"]), str(f["reason"]))
+            if f["plugin"] not in pod.rejectors:
+                pod.rejectors.append(str(f["plugin"]))
+        elif event == "score":
+            scores = self._table(pod.key).scores.setdefault(f["node"], {})
+            scores[str(f["plugin"])] = int(f["score"])
+        elif event == "selected":
+            pod.selected = f["node"]
+            self._result(pod, f"selected {f['node']}")
+        elif event == "unschedulable":
+            pod.message = f["message"]
+            if pod.where == SCHEDULING or pod.where == WAITING:
+                pod.where = PENDING  # steps 6+ record the queue it goes to next
+            self._result(pod, f["message"])
+        elif event == "waiting":
+            pod.where = WAITING
+            pod.permit_plugins = list(f.get("plugins", ()))
+            pod.deadline = f.get("deadline") or None
+            self._result(pod, f"waiting on Permit on {f['node']}")
+        elif event == "assumed":
+            pod.assumed = f["node"]
+        elif event == "forgotten":
+            pod.assumed = ""
+        elif event == "bound":
+            pod.where = BOUND
+            pod.node = f["node"]
+            pod.assumed = ""
+            pod.deadline = None
+            pod.permit_plugins = []
+            self._result(pod, f"bound to {f['node']}")
+            placement = self._placements.get(pod.key)
+            # The informer's update follows; placing it now shows it in its node at once.
+            if placement is None or placement.node != pod.node:
+                requests = placement.requests if placement else {}
+                self._place(pod.key, Placement(pod.node, True, requests))
+        elif event == "error":
+            pod.message = f["message"]
+            if pod.where in (SCHEDULING, WAITING):
+                pod.where = PENDING
+            pod.assumed = ""
+            self._result(pod, f"error: {f['message']}")
+
+    @staticmethod
+    def _result(pod: Pod, text: str) -> None:
+        if pod.attempts:
+            pod.attempts[-1]["result"] = text
+
+    # --- the informer side ------------------------------------------------------------------
+
+    def node_handler(self) -> ResourceEventHandler:
+        return _Handler(self._node_changed, self._node_deleted)
+
+    def pod_handler(self) -> ResourceEventHandler:
+        return _Handler(self._pod_changed, self._pod_deleted)
+
+    def _node_changed(self, node: Any) -> None:
+        spec = node.spec
+        taints = [
+            f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
+            for t in (spec.taints or [] if spec else [])
+            if t.key != UNSCHEDULABLE_TAINT
+        ]
+        allocatable = {}
+        if self.features.resources and node.status and node.status.allocatable:
+            for resource in ("cpu", "memory", "pods"):
+                if resource in node.status.allocatable:
+                    allocatable[resource] = float(parse_quantity(node.status.allocatable[resource]))
+        view = Node(node.metadata.name, bool(spec and spec.unschedulable), taints, allocatable)
+        with self._lock:
+            self._nodes[view.name] = view
+            self._dirty_nodes.add(view.name)
+
+    def _node_deleted(self, node: Any) -> None:
+        with self._lock:
+            self._nodes.pop(node.metadata.name, None)
+            self._dirty_nodes.add(node.metadata.name)
+
+    def _pod_changed(self, pod: Any) -> None:
+        key = meta_namespace_key(pod)
+        node = pod.spec.node_name if pod.spec else None
+        with self._lock:
+            if not node:
+                self._unplace(key)
+                return
+            requests: dict[str, float] = {}
+            if self.features.resources:
+                requests = pod_requests(pod)
+            ours = pod.spec.scheduler_name == self.scheduler_name
+            self._place(key, Placement(node, ours, requests))
+
+    def _pod_deleted(self, pod: Any) -> None:
+        with self._lock:
+            self._unplace(meta_namespace_key(pod))
+
+    def _place(self, key: str, placement: Placement) -> None:
+        self._unplace(key)
+        self._placements[key] = placement
+        self._by_node.setdefault(placement.node, set()).add(key)
+        self._dirty_nodes.add(placement.node)
+
+    def _unplace(self, key: str) -> None:
+        old = self._placements.pop(key, None)
+        if old is not None:
+            keys = self._by_node.get(old.node, set())
+            keys.discard(key)
+            if not keys:
+                self._by_node.pop(old.node, None)
+            self._dirty_nodes.add(old.node)
+
+    # --- what the web server sends ----------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything, for a page that has just connected; clears nothing."""
+        with self._lock:
+            return {
+                "type": "snapshot",
+                "features": self._features(),
+                "ended": self.ended,
+                "lines": list(self._lines),
+                "pods": [self._pod_json(p) for p in self._pods.values()],
+                "nodes": [self._node_json(name) for name in self._nodes],
+            }
+
+    def changes(self) -> dict[str, Any] | None:
+        """What changed since the last call, or None. A forgotten pod or deleted node comes
+        back as ``{"key": ..., "removed": true}``."""
+        with self._lock:
+            if not (self._new_lines or self._dirty_pods or self._dirty_nodes):
+                return None
+            pods = [
+                self._pod_json(self._pods[k]) if k in self._pods else {"key": k, "removed": True}
+                for k in self._dirty_pods
+            ]
+            nodes = [
+                self._node_json(n) if n in self._nodes else {"name": n, "removed": True}
+                for n in self._dirty_nodes
+            ]
+            batch = {
+                "type": "changes",
+                "ended": self.ended,
+                "lines": self._new_lines,
+                "pods": pods,
+                "nodes": nodes,
+            }
+            self._new_lines = []
+            self._dirty_pods = set()
+            self._dirty_nodes = set()
+            return batch
+
+    def pod_detail(self, key: str) -> dict[str, Any] | None:
+        """A pod's attempts and its last attempt's per-node table: the terminal's "why" table."""
+        with self._lock:
+            pod = self._find(key)
+            if pod is None:
+                return None
+            detail = self._pod_json(pod)
+            detail["attempts"] = list(pod.attempts)
+            detail["table"] = self._table_rows(pod)
+            detail["table_kept"] = pod.key in self._tables
+            return detail
+
+    def _find(self, key: str) -> Pod | None:
+        if key in self._pods:
+            return self._pods[key]
+        for k, pod in self._pods.items():
+            if k.rsplit("/", 1)[-1] == key:
+                return pod
+        return None
+
+    def _table_rows(self, pod: Pod) -> list[dict[str, Any]]:
+        """The rows of Report.why_this_node, as data: a rejected node names its filter; a node
+        that passed lists its scores, and the selected one is marked."""
+        table = self._tables.get(pod.key) or Table()
+        passed = set(table.scores) | ({pod.selected} if pod.selected else set())
+        rows = []
+        for node in sorted(set(table.filters) | passed, key=natural):
+            if node in table.filters:
+                plugin, reason = table.filters[node]
+                rows.append({"node": node, "filter": f"{plugin}: {reason}", "scores": []})
+            else:
+                scores = sorted(table.scores.get(node, {}).items())
+                rows.append(
+                    {
+                        "node": node,
+                        "filter": "passed",
+                        "scores": [[p, s] for p, s in scores],
+                        "total": sum(s for _, s in scores),
+                        "selected": node == pod.selected,
+                    }
+                )
+        return rows
+
+    def _features(self) -> dict[str, Any]:
+        f = self.features
+        return {
+            "step": f.step,
+            "title": _title(f.step),
+            "queues": list(f.queues),
+            "permit": f.permit,
+            "flushes": f.flushes,
+            "assumed": f.assumed,
+            "resources": f.resources,
+        }
+
+    def _pod_json(self, pod: Pod) -> dict[str, Any]:
+        remaining = None
+        if pod.deadline is not None:
+            remaining = max(0.0, pod.deadline - self.now())
+        return {
+            "key": pod.key,
+            "name": pod.key.rsplit("/", 1)[-1],
+            "where": pod.where,
+            "event": pod.event,
+            "node": pod.node,
+            "selected": pod.selected,
+            "assumed": pod.assumed,
+            "message": pod.message,
+            "rejectors": sorted(pod.rejectors),
+            "permit_plugins": pod.permit_plugins,
+            "remaining": remaining,
+            "attempt_count": pod.attempt_count,
+            "rev": pod.rev,
+        }
+
+    def _node_json(self, name: str) -> dict[str, Any]:
+        node = self._nodes[name]
+        keys = sorted(self._by_node.get(name, ()), key=natural)
+        pods = [(k, self._placements[k]) for k in keys]
+        view: dict[str, Any] = {
+            "name": name,
+            "unschedulable": node.unschedulable,
+            "taints": node.taints,
+            "pods": [{"key": k, "name": k.rsplit("/", 1)[-1], "ours": p.ours} for k, p in pods],
+        }
+        if self.features.resources:
+            requested: dict[str, float] = {}
+            for _, p in pods:
+                for resource, amount in p.requests.items():
+                    requested[resource] = requested.get(resource, 0.0) + amount
+            requested["pods"] = float(len(pods))
+            view["allocatable"] = node.allocatable
+            view["requested"] = requested
+        return view
+
+
+class _Handler(ResourceEventHandler):
+    """Informer handler: adds and updates go to ``changed``, deletes to ``deleted``."""
+
+    def __init__(self, changed: Callable[[Any], None], deleted: Callable[[Any], None]) -> None:
+        self.changed = changed
+        self.deleted = deleted
+
+    def add(self, obj: Any) -> None:
+        self.changed(obj)
+
+    def update(self, old: Any, new: Any) -> None:
+        self.changed(new)
+
+    def delete(self, obj: Any) -> None:
+        self.deleted(obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj)
+
+
+def pod_requests(pod: Any) -> dict[str, float]:
+    """The pod's cpu and memory requests, summed over its containers (cpu in cores).
+
+    Simplified: init containers and overhead are left out (upstream: computePodResourceRequest
+    takes the larger of the init containers' and the containers' requests, plus overhead).
+    """
+    total: dict[str, float] = {}
+    for container in pod.spec.containers or []:
+        requests = (container.resources.requests if container.resources else None) or {}
+        for resource in ("cpu", "memory"):
+            if resource in requests:
+                total[resource] = total.get(resource, 0.0) + float(
+                    parse_quantity(requests[resource])
+                )
+    return total
+
+
+def _title(step: int) -> str:
+    try:
+        return steps.get(step).title
+    except ValueError:  # a step the manifest does not name yet
+        return ""
+
+
+def natural(name: str) -> tuple[str, int]:
+    """Sort node2 before node10."""
+    stem = name.rstrip("0123456789")
+    digits = name[len(stem) :]
+    return stem, int(digits) if digits else -1
