@@ -97,6 +97,8 @@ def binding_cycle(sched: Scheduler, fwk: Framework, pod: client.V1Pod, node_name
     key = meta_namespace_key(pod)
     status = fwk.wait_on_permit(pod)
     if not status.is_success():
+        if left_while_waiting(sched, pod):
+            return
         reason = REASON_UNSCHEDULABLE if status.is_unschedulable() else REASON_SCHEDULER_ERROR
         record_scheduling_failure(sched, pod, status.as_error() or Exception(), reason)
         return
@@ -114,6 +116,25 @@ def binding_cycle(sched: Scheduler, fwk: Framework, pod: client.V1Pod, node_name
     sched.event_recorder.eventf(
         pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node_name}"
     )
+
+
+def left_while_waiting(sched: Scheduler, pod: client.V1Pod) -> bool:
+    """Whether a pod whose Permit wait failed has left this scheduler meanwhile: deleted, or
+    rejected by ``Scheduler.stop``. Its binding cycle then ends here, with no error.
+
+    Differs from upstream: upstream handles both as any other failure, and logs "Error
+    scheduling pod" and a failed status update for a pod that no longer exists (a stopping
+    kube-scheduler's binding goroutines just end with the process).
+    """
+    key = meta_namespace_key(pod)
+    if sched.pod_informer.store.get_by_key(key) is None:
+        log.info('Pod was deleted while it waited on Permit pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted while on Permit")
+        return True
+    if sched.stopping():
+        log.info('Scheduler stopped while pod waited on Permit; it stays pending pod="%s"', key)
+        return True
+    return False
 
 
 def schedule_pod(
