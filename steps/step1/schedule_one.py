@@ -47,6 +47,12 @@ def schedule_one(sched: Scheduler) -> None:
     sched.recorder.record("selected", pod=key, node=node_name)
 
     err = bind(sched, pod, node_name)
+    if err and err.startswith("404 "):
+        # The pod was deleted before its binding: not an error (upstream: the error func's
+        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        log.info('Pod was deleted before it was bound pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
+        return
     if err:
         # Not implemented: re-queueing. The pod is dropped until something re-adds it.
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)

@@ -63,6 +63,12 @@ def schedule_one(sched: Scheduler) -> None:
     sched.recorder.record("selected", pod=key, node=node_name)
 
     err = bind(sched, pod, node_name)
+    if err and err.startswith("404 "):
+        # The pod was deleted before its binding: not an error (upstream: the error func's
+        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        log.info('Pod was deleted before it was bound pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
+        return
     if err:
         # Not implemented: re-queueing. The pod is dropped until something re-adds it.
         # Simplified: no FailedScheduling event or PodScheduled condition either (upstream
@@ -287,6 +293,13 @@ def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -
             _content_type="application/strategic-merge-patch+json",
         )
     except client.ApiException as e:  # its str() carries every header: say what matters
+        if e.status == 404:
+            # Differs from upstream (an error line): the pod was deleted meanwhile, which is
+            # no error of the scheduler's.
+            log.info(
+                'Pod was deleted before its status was updated pod="%s"', meta_namespace_key(pod)
+            )
+            return
         log.error('Error updating pod pod="%s": %s %s', meta_namespace_key(pod), e.status, e.reason)
     except Exception as e:
         log.error('Error updating pod pod="%s": %s', meta_namespace_key(pod), e)

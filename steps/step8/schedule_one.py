@@ -125,6 +125,12 @@ def binding_cycle(
         return
 
     err = bind(sched, pod, node_name)
+    if err and err.startswith("404 "):
+        # The pod was deleted before its binding: not an error (upstream: the error func's
+        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        log.info('Pod was deleted before it was bound pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
+        return
     if err:
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
@@ -148,7 +154,8 @@ def left_while_waiting(sched: Scheduler, pod: client.V1Pod) -> bool:
     kube-scheduler's binding goroutines just end with the process).
     """
     key = meta_namespace_key(pod)
-    if sched.pod_informer.store.get_by_key(key) is None:
+    informer = sched.pod_informer
+    if informer.has_synced() and informer.store.get_by_key(key) is None:
         log.info('Pod was deleted while it waited on Permit pod="%s"', key)
         sched.recorder.record("queue", pod=key, queue="none", event="deleted while on Permit")
         return True
@@ -411,6 +418,13 @@ def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -
             _content_type="application/strategic-merge-patch+json",
         )
     except client.ApiException as e:  # its str() carries every header: say what matters
+        if e.status == 404:
+            # Differs from upstream (an error line): the pod was deleted meanwhile, which is
+            # no error of the scheduler's.
+            log.info(
+                'Pod was deleted before its status was updated pod="%s"', meta_namespace_key(pod)
+            )
+            return
         log.error('Error updating pod pod="%s": %s %s', meta_namespace_key(pod), e.status, e.reason)
     except Exception as e:
         log.error('Error updating pod pod="%s": %s', meta_namespace_key(pod), e)
