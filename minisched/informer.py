@@ -224,7 +224,7 @@ class Outages:
         with self._lock:
             outage = self._down.pop(host, None)
         if outage is not None:
-            connection_log.warning(
+            connection_log.info(
                 "the API server at %s answers again (after %.0f s)", host, self._now() - outage[0]
             )
 

@@ -8,8 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes import client, config, watch
@@ -212,3 +214,129 @@ def test_the_scheduler_alone_asks_which_cluster(tmp_path) -> None:  # type: igno
     done = run("-m", "steps.step1", "--kubeconfig", str(tmp_path / "nope"))
     assert done.returncode == 1
     assert "no such file" in done.stderr and "Traceback" not in done.stderr
+
+
+class Lines:
+    """A child's stderr, read line by line in a thread; ``_cond`` guards ``lines``."""
+
+    def __init__(self, stream: Any) -> None:
+        self._cond = threading.Condition()
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            with self._cond:
+                self.lines.append(line)
+                self._cond.notify_all()
+
+    def wait_for(self, text: str, timeout: float = TIMEOUT) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: any(text in line for line in self.lines), timeout)
+
+    def text(self) -> str:
+        with self._cond:
+            return "".join(self.lines)
+
+
+class Hangup:
+    """A listener on the dead server's port that accepts and closes every connection, so the
+    test knows how often the scheduler tried to reconnect (``_cond`` guards ``accepted``)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen()
+        self._cond = threading.Condition()
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed
+            conn.close()
+            with self._cond:
+                self.accepted += 1
+                self._cond.notify_all()
+
+    def wait_for(self, count: int, timeout: float = TIMEOUT) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self.accepted >= count, timeout)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _wait_bound(core: client.CoreV1Api, name: str) -> str | None:
+    w = watch.Watch()
+    for event in w.stream(
+        core.list_namespaced_pod,
+        "default",
+        field_selector=f"metadata.name={name}",
+        timeout_seconds=TIMEOUT,
+    ):
+        if event["object"].spec.node_name:
+            w.stop()
+            return event["object"].spec.node_name
+    return None
+
+
+def _pod(name: str) -> client.V1Pod:
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1PodSpec(
+            scheduler_name="minisched", containers=[client.V1Container(name="c", image="pause")]
+        ),
+    )
+
+
+def test_the_scheduler_alone_outlives_its_api_server(tmp_path: Path) -> None:
+    """Like kube-scheduler: it keeps running while the server is away, says so in one line
+    (not one per informer per retry, no traceback), and schedules again once it is back.
+    Step 5: its binding cycles run in threads of their own (every step shares the informers)."""
+    step = 5
+    with EmbeddedServer("--data-dir", str(tmp_path / "data")) as server:
+        api = config.new_client_from_config(config_file=server.kubeconfig)
+        core = client.CoreV1Api(api)
+        core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name="node0")))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", f"steps.step{step}", "--kubeconfig", server.kubeconfig],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        stderr = Lines(proc.stderr)
+        try:
+            assert stderr.wait_for("informers synced"), stderr.text()
+            core.create_namespaced_pod("default", _pod("before"))
+            assert _wait_bound(core, "before") == "node0"
+
+            assert server.process is not None
+            server.process.kill()
+            server.process.wait()
+            server.process = None
+            assert stderr.wait_for("cannot reach the API server at"), stderr.text()
+            hangup = Hangup(server.port)
+            try:
+                # Both informers have retried at least twice more since the warning.
+                assert hangup.wait_for(4, timeout=60), stderr.text()
+            finally:
+                hangup.close()
+            assert proc.poll() is None, stderr.text()  # still running
+            during = stderr.text()
+
+            server.start()  # the same port, token and data dir
+            core.create_namespaced_pod("default", _pod("after"))
+            assert _wait_bound(core, "after") == "node0", stderr.text()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+            api.close()
+    assert proc.returncode == 0
+    assert during.count("cannot reach the API server") == 1, during
+    assert "watch failed" not in during and "Traceback" not in stderr.text(), stderr.text()
+    assert "answers again" in stderr.text()
