@@ -11,12 +11,16 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.conftest import built_steps
+from minisched.informer import meta_namespace_key
+from tests.conftest import built_steps, step_module
+from tests.fakes import add_nodes, add_pods, make_node, make_pod, new_framework, offline_scheduler
+from tests.test_permit import FakePermit, join_binding_threads
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+linux = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
 
 # When to press Ctrl-C: once the scenario has created a pod (from step 5 on, pods then wait
 # on Permit, so this lands in a permit wait or a binding cycle).
@@ -71,6 +75,7 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+@linux
 @pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
 def test_ctrl_c_exits_within_two_seconds_and_leaves_nothing_behind(step: int) -> None:
     marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
@@ -94,6 +99,7 @@ def test_ctrl_c_exits_within_two_seconds_and_leaves_nothing_behind(step: int) ->
     assert processes_with(marker) == []
 
 
+@linux
 @pytest.mark.parametrize("step", built_steps(5, 5), ids=lambda n: f"step{n}")
 def test_an_api_server_that_dies_mid_run_ends_it_in_one_line(step: int) -> None:
     marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
@@ -109,3 +115,54 @@ def test_an_api_server_that_dies_mid_run_ends_it_in_one_line(step: int) -> None:
         f"error: the embedded API server at {errors.split(' at ')[1].split()[0]} went away"
         " (killed by SIGKILL)"
     ], errors
+
+
+# --- what a stop leaves in the report (offline: no server, no threads but the binding ones) ----
+
+
+@pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
+def test_a_queued_pod_that_is_deleted_leaves_the_queue_in_the_report(step: int) -> None:
+    sched = offline_scheduler(step)
+    pod = make_pod("pod1")
+    sched.scheduling_queue.add(pod)
+    sched.scheduling_queue.delete(pod)
+    assert sched.recorder.of("queue")[-1]["queue"] == "none"
+
+
+def _waiting(step: int) -> tuple[Any, Any]:
+    """A scheduler whose one pod, in its synced informer cache, waits on Permit."""
+    fw = step_module(step, "framework")
+    sched = offline_scheduler(step)
+    plugin = FakePermit("Slow", fw.Status(fw.Code.WAIT), 10.0)
+    sched.framework = new_framework(
+        step, {"Slow": lambda a, h: plugin}, permit=["Slow"], clock=sched.clock
+    )
+    add_nodes(sched, make_node("node1"))
+    pod = make_pod("pod1")
+    add_pods(sched, pod)
+    sched.pod_informer._synced.set()
+    sched.scheduling_queue.add(pod)
+    step_module(step, "schedule_one").schedule_one(sched)
+    assert sched.recorder.of("waiting")
+    return sched, pod
+
+
+@pytest.mark.parametrize("step", built_steps(5), ids=lambda n: f"step{n}")
+def test_a_pod_the_cleanup_deleted_while_it_waited_is_no_error(step: int) -> None:
+    sched, pod = _waiting(step)
+    sched.pod_informer.store._pop(meta_namespace_key(pod))  # the cleanup deleted it
+    sched.stop()
+    join_binding_threads()
+    assert sched.recorder.of("error") == []
+    assert sched.recorder.of("queue")[-1]["queue"] == "none"  # it left the table
+    assert [c for c in sched.client.calls if c[0] == "patch_namespaced_pod_status"] == []
+
+
+@pytest.mark.parametrize("step", built_steps(5), ids=lambda n: f"step{n}")
+def test_a_pod_waiting_when_the_scheduler_stops_stays_pending_without_an_error(step: int) -> None:
+    sched, _ = _waiting(step)
+    sched.stop()
+    join_binding_threads()
+    assert sched.recorder.of("error") == []
+    assert sched.client.bindings == []
+    assert [c for c in sched.client.calls if c[0] == "patch_namespaced_pod_status"] == []
