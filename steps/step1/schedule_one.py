@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from kubernetes import client
 
+from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 if TYPE_CHECKING:
@@ -84,6 +85,6 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
         return f"{e.status} {e.reason}: {e.body}"
-    except Exception as e:  # the connection failed
-        return str(e)
+    except Exception as e:  # the connection failed: say why, not urllib3's nested reprs
+        return connection_error_reason(e)
     return None

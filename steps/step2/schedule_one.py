@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kubernetes import client
 
+from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 from . import framework
@@ -158,8 +159,8 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
         return f"{e.status} {e.reason}: {e.body}"
-    except Exception as e:  # the connection failed
-        return str(e)
+    except Exception as e:  # the connection failed: say why, not urllib3's nested reprs
+        return connection_error_reason(e)
     return None
 
 
@@ -238,4 +239,6 @@ def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -
             return
         log.error('Error updating pod pod="%s": %s %s', meta_namespace_key(pod), e.status, e.reason)
     except Exception as e:
-        log.error('Error updating pod pod="%s": %s', meta_namespace_key(pod), e)
+        log.error(
+            'Error updating pod pod="%s": %s', meta_namespace_key(pod), connection_error_reason(e)
+        )
