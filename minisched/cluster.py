@@ -243,7 +243,10 @@ def connect(
     origin, hint = "--kubeconfig", ""
     if kubeconfig is None and not embedded and os.environ.get("KUBECONFIG"):
         kubeconfig = os.environ["KUBECONFIG"]
-        origin, hint = "$KUBECONFIG", " (--embedded ignores it)"
+        origin, hint = (
+            "$KUBECONFIG",
+            " (unset KUBECONFIG, or pass --embedded, for the embedded API server)",
+        )
     if kubeconfig is None:
         with EmbeddedServer(*embedded_args) as server:
             api_client = config.new_client_from_config(config_file=server.kubeconfig)
