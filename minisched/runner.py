@@ -14,6 +14,12 @@ Two entry points:
 
 Ctrl-C at any point stops the scheduler, cleans up the scenario's objects and stops the
 embedded server; the process then exits with status 130.
+
+Failures end a run with one line on stderr and a non-zero status, never a traceback: a step
+that is not built (status 2, listing the ones that are), a kubeconfig that does not exist, an
+API server that cannot be reached at the start, or one that goes away during the run (status
+1). The scheduler alone instead outlives its API server, as kube-scheduler does: its informers
+log one line when the server becomes unreachable and retry until it answers.
 """
 
 from __future__ import annotations
