@@ -94,12 +94,56 @@ for _step in STEPS:
     make_step_session(_step.number, _step.title, _step.built)
 
 
+def runnable_steps() -> str:
+    return ", ".join(str(step.number) for step in STEPS if step.built)
+
+
+def requested_sessions(argv: list[str]) -> list[str]:
+    """The session names given with -s/-e/--session(s), before any ``--``, and $NOXSESSION."""
+    if "--" in argv:
+        argv = argv[: argv.index("--")]
+    names, taking = [], False
+    for arg in argv[1:]:
+        if arg.startswith("-"):
+            option, _, value = arg.partition("=")
+            taking = option in ("-s", "-e", "--session", "--sessions") and not value
+            if value and option in ("-s", "-e", "--session", "--sessions"):
+                names += value.split(",")
+        elif taking:
+            names += arg.split(",")
+    return names + [n for n in os.environ.get("NOXSESSION", "").split(",") if n]
+
+
+def make_missing_step_session(name: str) -> None:
+    def missing_step(session: nox.Session) -> None:
+        session.error(
+            f"there is no step {name.removeprefix('step')}; the steps are {runnable_steps()}"
+        )
+
+    nox.session(name=name)(missing_step)
+
+
+# nox itself answers an unknown session with "Sessions not found" and nothing else: a session
+# that names the steps is made for each step that was asked for and does not exist.
+for _name in requested_sessions(sys.argv):
+    if _name.startswith("step") and _name not in {f"step{s.number}" for s in STEPS}:
+        make_missing_step_session(_name)
+
+
 @nox.session
 def scheduler(session: nox.Session) -> None:
     """Run one step's scheduler alone, like kube-scheduler: nox -s scheduler -- 5 --kubeconfig P."""
-    if not session.posargs or not session.posargs[0].isdigit():
-        session.error("say which step: nox -s scheduler -- N [--kubeconfig PATH] [--context C]")
+    usage = "say which step: nox -s scheduler -- N [--kubeconfig PATH] [--context C]"
+    if not session.posargs:
+        session.error(usage)
     number, *args = session.posargs
+    step = next((s for s in STEPS if str(s.number) == number), None)
+    if step is None:
+        session.error(f"there is no step {number}; the steps are {runnable_steps()} ({usage})")
+    if not step.built:
+        session.error(
+            f"step {number} ({step.title}) is not built yet; the steps are {runnable_steps()}"
+        )
     run(session, f"steps.step{number}", *args)
 
 

@@ -16,6 +16,8 @@ import contextlib
 import logging
 import os
 import secrets
+import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import urllib3
 from kubernetes import client, config
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,41 @@ READY_PREFIX = "minisched-apiserver ready "
 
 class ClusterError(RuntimeError):
     """The cluster could not be reached or started; the message says what to do."""
+
+
+def is_connection_error(error: BaseException) -> bool:
+    """Whether ``error`` says the API server could not be reached (or stopped answering),
+    rather than that it answered with an error: urllib3's errors and the socket's."""
+    return isinstance(error, urllib3.exceptions.HTTPError | OSError)
+
+
+def connection_error_reason(error: BaseException) -> str:
+    """A short reason for a connection error ("connection refused"), instead of urllib3's
+    nested reprs that repeat the whole URL.
+
+    urllib3 wraps the socket's error in ``reason``, ``__cause__`` and ``__context__``; the
+    innermost operating-system error says it best.
+    """
+    causes, todo = [], [error]
+    while todo:
+        e = todo.pop(0)
+        if e is None or any(e is c for c in causes):
+            continue
+        causes.append(e)
+        todo += [getattr(e, "reason", None), e.__cause__, e.__context__]
+        todo += [a for a in e.args if isinstance(a, BaseException)]
+    for e in causes:
+        if isinstance(e, ssl.SSLCertVerificationError):
+            return f"certificate verify failed: {e.verify_message}"
+    for e in causes:
+        if isinstance(e, OSError) and e.strerror:  # e.g. Connection refused
+            return e.strerror[:1].lower() + e.strerror[1:]
+    if any(isinstance(e, urllib3.exceptions.TimeoutError | TimeoutError) for e in causes):
+        return "timed out"
+    if any(isinstance(e, urllib3.exceptions.ProtocolError | ConnectionError) for e in causes):
+        return "the connection was closed"
+    lines = str(error).splitlines()
+    return lines[0][:200] if lines else type(error).__name__
 
 
 class EmbeddedServer:
@@ -125,6 +163,7 @@ class Cluster:
     kubeconfig: str
     context: str | None
     embedded: bool
+    server: EmbeddedServer | None = None  # the embedded server's child process, if ours
 
     def describe(self) -> str:
         host = self.api_client.configuration.host
@@ -133,6 +172,59 @@ class Cluster:
         return (
             f"cluster at {host} (kubeconfig {self.kubeconfig}, context {self.context or 'current'})"
         )
+
+    def went_away(self, error: BaseException | None = None) -> str:
+        """One line on an API server that stopped answering: who, and what we know of why."""
+        host = self.api_client.configuration.host
+        proc = self.server.process if self.server else None
+        code = proc.poll() if proc else None
+        if code is not None:
+            how = f"killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}"
+            return f"the embedded API server at {host} went away ({how})"
+        reason = f" ({connection_error_reason(error)})" if error else ""
+        return f"the API server at {host} went away{reason}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def check_reachable(
+    api_client: client.ApiClient, origin: str, hint: str = "", timeout: float = 5.0
+) -> None:
+    """Ask the server for its version once; ClusterError in one line if it cannot answer.
+
+    Without this, a kubeconfig naming a server that is not running surfaced as three chained
+    tracebacks from the scenario's first call (and, for the scheduler alone, a warning per
+    informer per retry).
+    """
+    host = api_client.configuration.host
+    try:
+        client.VersionApi(api_client).get_code(_request_timeout=(timeout, timeout))
+    except client.ApiException as e:
+        if e.status == 401:
+            raise ClusterError(
+                f"the API server at {host} ({origin}) refused our credentials: 401 Unauthorized"
+                + hint
+            ) from None
+        # Any other answer: it is running; what it thinks of us shows in the calls that follow.
+    except Exception as e:
+        if not is_connection_error(e):
+            raise
+        raise ClusterError(
+            f"cannot reach the API server at {host} ({origin}): {connection_error_reason(e)};"
+            f" is it running?{hint}"
+        ) from None
+
+
+def _missing_kubeconfig(kubeconfig: str) -> bool:
+    """True when no file of ``kubeconfig`` exists (like $KUBECONFIG, it may list several,
+    separated by os.pathsep; the client silently skips the missing ones)."""
+    paths = [Path(p).expanduser() for p in kubeconfig.split(os.pathsep) if p]
+    return not any(p.is_file() for p in paths)
 
 
 @contextlib.contextmanager
@@ -148,22 +240,31 @@ def connect(
     The kubeconfig comes from the argument, else ``$KUBECONFIG`` (unless ``embedded`` is set);
     with neither, the embedded server is started for the duration of the ``with`` block.
     """
+    origin, hint = "--kubeconfig", ""
     if kubeconfig is None and not embedded and os.environ.get("KUBECONFIG"):
         kubeconfig = os.environ["KUBECONFIG"]
-        log.warning("using the cluster of $KUBECONFIG (%s); --embedded ignores it", kubeconfig)
+        origin, hint = (
+            "$KUBECONFIG",
+            " (unset KUBECONFIG, or pass --embedded, for the embedded API server)",
+        )
     if kubeconfig is None:
         with EmbeddedServer(*embedded_args) as server:
             api_client = config.new_client_from_config(config_file=server.kubeconfig)
             try:
-                yield Cluster(api_client, server.kubeconfig, None, embedded=True)
+                yield Cluster(api_client, server.kubeconfig, None, embedded=True, server=server)
             finally:
                 api_client.close()
         return
+    if _missing_kubeconfig(kubeconfig):
+        raise ClusterError(f"{origin} names {kubeconfig}: no such file{hint}")
     try:
         api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
-    except Exception as e:  # a missing file, a bad context, a malformed kubeconfig
+    except Exception as e:  # a bad context, a malformed kubeconfig
         raise ClusterError(f"cannot load kubeconfig {kubeconfig!r}: {e}") from e
     try:
+        check_reachable(api_client, f"named by {origin} {kubeconfig}", hint)
+        if origin == "$KUBECONFIG":
+            log.warning("using the cluster of $KUBECONFIG (%s); --embedded ignores it", kubeconfig)
         yield Cluster(api_client, kubeconfig, context, embedded=False)
     finally:
         api_client.close()

@@ -15,6 +15,12 @@ How it works, as in client-go:
    When the connection is lost, back off (0.8 s doubling to 30 s, as the reflector does) and
    try again; if the server came back without our history, that also ends in a relist.
 
+Differs from upstream: client-go's reflectors log every failed list and watch (kube-scheduler
+prints a ``failed to list *v1.Pod: ... connection refused`` line per informer per retry while
+its API server is down). Here every informer of the process reports to one ``Outages`` log: one
+warning when the server becomes unreachable, a reminder every ``OUTAGE_REMINDER`` seconds while
+it stays so, and one line when it answers again.
+
 Simplified: one thread per informer both watches and calls the handlers (client-go hands
 notifications to a goroutine per listener); there are no resync periods and no indexes beyond
 the ``namespace/name`` key.
@@ -34,7 +40,13 @@ from typing import Any, Generic, TypeVar
 
 from kubernetes.client.exceptions import ApiException
 
+from .cluster import connection_error_reason, is_connection_error
+
 log = logging.getLogger(__name__)
+# The outage lines have a logger of their own, so the runner (which reports a server that went
+# away in a line of its own) can leave them out.
+CONNECTION_LOGGER = f"{__name__}.connection"
+connection_log = logging.getLogger(CONNECTION_LOGGER)
 
 T = TypeVar("T")
 
@@ -51,6 +63,9 @@ MIN_WATCH_TIMEOUT = 300
 # objects are still freed when their last reference goes; smaller caches (scenarios, tests)
 # are left alone.
 FREEZE_LIST_SIZE = 1000
+
+# While the API server stays unreachable, the outage warning is repeated this often (seconds).
+OUTAGE_REMINDER = 60.0
 
 
 def meta_namespace_key(obj: Any) -> str:
@@ -174,6 +189,57 @@ class FilteringResourceEventHandler(ResourceEventHandler):
             self.handler.delete(obj)
 
 
+class Outages:
+    """Which API servers the informers cannot reach now, so that an outage is logged once for
+    all of them rather than once per informer per retry.
+
+    ``_lock`` guards ``_down``: host -> [when the outage began, when it was last logged].
+    ``now`` is the clock (tests pass a fake one).
+    """
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._lock = threading.Lock()
+        self._down: dict[str, list[float]] = {}
+        self._now = now
+
+    def failed(self, host: str, error: BaseException) -> None:
+        """An informer could not list or watch: warn if this starts an outage, or is due."""
+        now = self._now()
+        with self._lock:
+            outage = self._down.get(host)
+            if outage is None:
+                self._down[host] = [now, now]
+                message = "cannot reach the API server at %s (%s); retrying until it answers"
+                args: tuple[Any, ...] = (host, connection_error_reason(error))
+            elif now - outage[1] >= OUTAGE_REMINDER:
+                outage[1] = now
+                message = "still cannot reach the API server at %s after %.0f s (%s); retrying"
+                args = (host, now - outage[0], connection_error_reason(error))
+            else:
+                return
+        connection_log.warning(message, *args)
+
+    def answered(self, host: str) -> None:
+        """An informer listed or watched again: if that ends an outage, say so."""
+        with self._lock:
+            outage = self._down.pop(host, None)
+        if outage is not None:
+            connection_log.info(
+                "the API server at %s answers again (after %.0f s)", host, self._now() - outage[0]
+            )
+
+
+# Every informer of the process shares this one.
+OUTAGES = Outages()
+
+
+def _host_of(list_func: Callable[..., Any]) -> str:
+    """The API server a list call of the official client goes to (``CoreV1Api.list_node``:
+    its ``api_client.configuration.host``)."""
+    api = getattr(getattr(list_func, "__self__", None), "api_client", None)
+    return getattr(getattr(api, "configuration", None), "host", None) or "(unknown)"
+
+
 class Informer(Generic[T]):
     """A reflector, its store and its handlers for one resource.
 
@@ -190,10 +256,13 @@ class Informer(Generic[T]):
         label_selector: str | None = None,
         field_selector: str | None = None,
         rng: random.Random | None = None,
+        outages: Outages | None = None,
     ) -> None:
         self.list_func = list_func
         self.item_type = item_type
         self.name = item_type.__name__
+        self.host = _host_of(list_func)
+        self._outages = outages or OUTAGES
         self.selectors = {
             k: v
             for k, v in (("label_selector", label_selector), ("field_selector", field_selector))
@@ -256,7 +325,10 @@ class Informer(Generic[T]):
             except Exception as e:  # connection refused, reset, truncated stream...
                 if self._stop.is_set():
                     break
-                log.warning("%s informer: watch failed (%s); retrying", self.name, e)
+                if is_connection_error(e):
+                    self._outages.failed(self.host, e)
+                else:
+                    log.warning("%s informer: watch failed (%s); retrying", self.name, e)
                 backoff = self._pause(backoff)
 
     def _pause(self, backoff: float) -> float:
@@ -266,6 +338,7 @@ class Informer(Generic[T]):
 
     def _list(self) -> None:
         result = self.list_func(**self.selectors)
+        self._outages.answered(self.host)
         self.relists += 1
         items = {meta_namespace_key(obj): obj for obj in result.items}
         old = self.store._replace(items)
@@ -296,6 +369,7 @@ class Informer(Generic[T]):
             _request_timeout=(10, timeout + 30),
             **self.selectors,
         )
+        self._outages.answered(self.host)
         with self._resp_lock:
             self._resp = resp
         started, events = time.monotonic(), 0

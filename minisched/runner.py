@@ -15,6 +15,12 @@ Two entry points:
 
 Ctrl-C at any point stops the scheduler, cleans up the scenario's objects and stops the
 embedded server; the process then exits with status 130.
+
+Failures end a run with one line on stderr and a non-zero status, never a traceback: a step
+that is not built (status 2, listing the ones that are), a kubeconfig that does not exist, an
+API server that cannot be reached at the start, or one that goes away during the run (status
+1). The scheduler alone instead outlives its API server, as kube-scheduler does: its informers
+log one line when the server becomes unreachable and retry until it answers.
 """
 
 from __future__ import annotations
@@ -27,12 +33,14 @@ import random
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import cluster, steps
 from .clock import Clock
+from .informer import CONNECTION_LOGGER
 from .report import Recorder, Report
 from .scenario import NODE_SELECTOR, Scenario
 from .web import WebError
@@ -89,17 +97,69 @@ def new_scheduler(
     )
 
 
-def _cache_probe(scheduler: Any, timeout: float = 10.0) -> Any:
-    """A function that waits until the scheduler's informers hold the named objects."""
+def _cache_probe(scheduler: Any, c: cluster.Cluster, timeout: float = 10.0) -> Any:
+    """A function that waits until the scheduler's informers hold the named objects.
+
+    It looks up every half second whether the embedded server is still there: if it died, the
+    cache never fills, and the run ends at once instead of after ``timeout``.
+    """
 
     def wait(kind: str, names: Iterable[str]) -> bool:
         informer = scheduler.node_informer if kind == "node" else scheduler.pod_informer
         wanted = set(names)
-        return informer.store.wait_until(
-            lambda items: wanted <= {key.rsplit("/", 1)[-1] for key in items}, timeout
-        )
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            if informer.store.wait_until(
+                lambda items: wanted <= {key.rsplit("/", 1)[-1] for key in items}, min(left, 0.5)
+            ):
+                return True
+            if c.server and c.server.process and c.server.process.poll() is not None:
+                raise ServerGone(c.went_away())
+        return False
 
     return wait
+
+
+def _wait_until_seen_deleted(scheduler: Any, namespace: str, timeout: float = 1.0) -> None:
+    """Wait until the scheduler's pod informer has seen the cleanup delete the scenario's pods,
+    so the scheduler handles those deletes (a pod waiting on Permit ends as deleted) before it
+    is stopped, and the report's last table shows where each pod really ended."""
+    if namespace:
+        prefix = f"{namespace}/"
+        scheduler.pod_informer.store.wait_until(
+            lambda items: not any(key.startswith(prefix) for key in items), timeout
+        )
+
+
+def _join_binding_threads(timeout: float = 1.0) -> None:
+    """Wait for the binding cycles that ``stop()`` cut short (from step 5 on, they run in
+    threads of their own) to record how they ended, before the report's last table."""
+    deadline = time.monotonic() + timeout
+    for t in threading.enumerate():
+        if t.name.startswith("binding ") and t is not threading.current_thread():
+            t.join(max(0.0, deadline - time.monotonic()))
+
+
+class ServerGone(cluster.ClusterError):
+    """The API server stopped answering in the middle of a run."""
+
+
+class NoSuchStep(ValueError):
+    """The step asked for does not exist or is not built; the message lists the ones that are."""
+
+
+def choose_step(text: str | int) -> steps.Step:
+    """The built step named by ``text`` ("5"); NoSuchStep, in one line, for anything else."""
+    runnable = ", ".join(str(s.number) for s in steps.built())
+    try:
+        step = steps.get(int(text))
+    except ValueError:
+        raise NoSuchStep(f"there is no step {text}; the steps are {runnable}") from None
+    if not step.built:
+        raise NoSuchStep(
+            f"step {step.number} ({step.title}) is not built yet; the steps are {runnable}"
+        )
+    return step
 
 
 def run_step(
@@ -117,10 +177,11 @@ def run_step(
 
     With a ``page`` (``--web``), the run is also served as a web page, which stays up after the
     scenario, its objects still in place, until Ctrl-C (or ``page.release()``).
+
+    Raises NoSuchStep for a step that is not built, ClusterError when the API server cannot
+    be reached, and ServerGone when it stops answering during the run.
     """
-    step = steps.get(number)
-    if not step.built:
-        raise SystemExit(f"step {number} ({step.title}) is not built yet")
+    step = choose_step(number)
     scenario_module = importlib.import_module(step.scenario)
     report = report or Report()
     with cluster.connect(kubeconfig, context, embedded=embedded) as c:
@@ -135,14 +196,16 @@ def run_step(
         thread = threading.Thread(target=scheduler.run, name="scheduler", daemon=True)
         with report:
             thread.start()
+            scenario = Scenario(
+                c.api_client,
+                step.slug,
+                timeout=timeout,
+                wait_for_cache=_cache_probe(scheduler, c),
+                say=lambda line: report.console.print(line, markup=False, highlight=False),
+            )
+            reachable = True
             try:
-                with Scenario(
-                    c.api_client,
-                    step.slug,
-                    timeout=timeout,
-                    wait_for_cache=_cache_probe(scheduler),
-                    say=lambda line: report.console.print(line, markup=False, highlight=False),
-                ) as scenario:
+                with scenario:
                     bindings = scenario_module.run(scenario)
                     if page is not None:
                         # Before the scenario deletes its objects: the room looks at the page.
@@ -152,9 +215,20 @@ def run_step(
                             f"the live page stays at {page.url} until Ctrl-C", highlight=False
                         )
                         page.hold()
+            except Exception as e:
+                # The scenario's call failed, and so did its cleanup's (the error that reaches
+                # here): one line, not urllib3's chain of four tracebacks.
+                if not cluster.is_connection_error(e):
+                    raise
+                reachable = False
+                left = "" if c.embedded else "; the scenario's objects may be left behind"
+                raise ServerGone(c.went_away(e) + left) from None
             finally:
+                if reachable:
+                    _wait_until_seen_deleted(scheduler, scenario.namespace)
                 scheduler.stop()
                 thread.join(5)
+                _join_binding_threads()
                 if page is not None:
                     page.close()
     if page is None:
@@ -171,13 +245,22 @@ def _print_summary(report: Report, number: int, bindings: dict[str, str | None])
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m minisched.runner", description=__doc__)
-    parser.add_argument("step", type=int, help="the step to run (1..8)")
+    parser.add_argument("step", help="the step to run (1..8)")
     _add_common_flags(parser)
     args = parser.parse_args(argv)
     setup_logging(args.verbose)
+    if args.verbose <= 0:
+        # The informers' "cannot reach the API server" warning: the runner ends the run with
+        # a line of its own when the server goes away, one is enough.
+        logging.getLogger(CONNECTION_LOGGER).setLevel(logging.ERROR)
+    try:
+        step = choose_step(args.step)
+    except NoSuchStep as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         run_step(
-            args.step,
+            step.number,
             seed=args.seed,
             kubeconfig=args.kubeconfig,
             context=args.context,

@@ -3,6 +3,7 @@ reconnect after the server restarts, filtering handlers."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +14,12 @@ from kubernetes import client, config
 
 from minisched.cluster import EmbeddedServer
 from minisched.informer import (
+    CONNECTION_LOGGER,
+    OUTAGE_REMINDER,
     DeletedFinalStateUnknown,
     FilteringResourceEventHandler,
     Informer,
+    Outages,
     ResourceEventHandler,
 )
 
@@ -180,3 +184,34 @@ def test_stop_interrupts_a_blocked_watch_promptly(core: client.CoreV1Api) -> Non
     inf = start(core)
     inf.stop(timeout=3)
     assert inf._thread is not None and not inf._thread.is_alive()
+
+
+def test_an_outage_is_one_warning_for_every_informer_and_retry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [100.0]
+    outages = Outages(now=lambda: now[0])
+    refused = ConnectionRefusedError(111, "Connection refused")
+    with caplog.at_level(logging.INFO, logger=CONNECTION_LOGGER):
+        for _ in range(5):  # two informers, retrying
+            outages.failed("https://api:6443", refused)
+            outages.failed("https://api:6443", refused)
+            now[0] += 1
+        now[0] += OUTAGE_REMINDER
+        outages.failed("https://api:6443", refused)  # a reminder, while it lasts
+        outages.failed("https://api:6443", refused)
+        outages.answered("https://api:6443")
+        outages.answered("https://api:6443")  # the other informer: nothing more to say
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "cannot reach the API server at https://api:6443 (connection refused);"
+            " retrying until it answers",
+        ),
+        (
+            "WARNING",
+            "still cannot reach the API server at https://api:6443 after 65 s"
+            " (connection refused); retrying",
+        ),
+        ("INFO", "the API server at https://api:6443 answers again (after 65 s)"),
+    ]

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes import client, config, watch
 
+from minisched import steps
 from minisched.cluster import EmbeddedServer
 from minisched.scenario import SCENARIO_LABEL
 
@@ -80,11 +85,83 @@ def test_embedded_ignores_kubeconfig_from_the_environment(cluster) -> None:  # t
     assert core.list_namespace(label_selector=SCENARIO_LABEL).items == []
 
 
-def test_a_bad_kubeconfig_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    missing = tmp_path / "nope"
-    done = run("-m", "minisched.runner", "1", "--kubeconfig", str(missing))
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a failed run printed (it must print exactly one)."""
+    lines = (done.stdout + done.stderr).splitlines()
+    assert len(lines) == 1, done.stdout + done.stderr
+    return lines[0]
+
+
+def test_a_missing_kubeconfig_says_the_file_is_missing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    missing = str(tmp_path / "nope")
+    for program in ("minisched.runner", "steps.step1"):
+        args = ["1"] if program == "minisched.runner" else []
+        done = run("-m", program, *args, "--kubeconfig", missing)
+        assert done.returncode == 1
+        assert one_line(done) == f"error: --kubeconfig names {missing}: no such file"
+        done = run("-m", program, *args, env={"KUBECONFIG": missing})
+        assert done.returncode == 1
+        assert f"$KUBECONFIG names {missing}: no such file" in one_line(done)
+
+
+def test_a_malformed_kubeconfig_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("this: is not a kubeconfig\n")
+    done = run("-m", "minisched.runner", "1", "--kubeconfig", str(bad))
     assert done.returncode == 1
-    assert "cannot load kubeconfig" in done.stderr and "Traceback" not in done.stderr
+    assert "cannot load kubeconfig" in one_line(done)
+
+
+def dead_kubeconfig(tmp_path: Path) -> str:
+    """A kubeconfig naming a port nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+current-context: c
+"""
+    )
+    return str(path)
+
+
+def test_kubeconfig_naming_a_server_that_is_not_running_is_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # What step 1's exercise 3 leaves behind: KUBECONFIG exported, its server stopped since.
+    env = {"KUBECONFIG": dead_kubeconfig(tmp_path)}
+    for program in (["minisched.runner", "1"], ["steps.step1"]):
+        done = run("-m", *program, env=env)
+        assert done.returncode == 1
+        line = one_line(done)
+        assert line.startswith("error: cannot reach the API server at http://127.0.0.1:"), line
+        assert "connection refused" in line and "$KUBECONFIG" in line
+
+
+@pytest.mark.parametrize("step", ["0", "99", "-1", "abc"])
+def test_a_step_that_is_not_built_lists_the_steps_that_are(step: str) -> None:
+    built = ", ".join(str(s.number) for s in steps.built())
+    done = run("-m", "minisched.runner", "--", step)
+    assert done.returncode == 2
+    assert one_line(done) == f"error: there is no step {step}; the steps are {built}"
+
+
+@pytest.mark.parametrize("args", [["-s", "step99"], ["-s", "scheduler", "--", "99"]])
+def test_nox_names_the_steps_for_a_step_that_does_not_exist(args: list[str]) -> None:
+    built = ", ".join(str(s.number) for s in steps.built())
+    done = subprocess.run(
+        [sys.executable, "-m", "nox", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=steps.ROOT,
+    )
+    assert done.returncode == 1
+    assert f"there is no step 99; the steps are {built}" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_the_scheduler_alone_binds_only_pods_that_ask_for_it(cluster) -> None:  # type: ignore[no-untyped-def]
@@ -136,4 +213,130 @@ def test_the_scheduler_alone_asks_which_cluster(tmp_path) -> None:  # type: igno
     assert done.returncode == 2 and "which cluster?" in done.stderr
     done = run("-m", "steps.step1", "--kubeconfig", str(tmp_path / "nope"))
     assert done.returncode == 1
-    assert "cannot load kubeconfig" in done.stderr and "Traceback" not in done.stderr
+    assert "no such file" in done.stderr and "Traceback" not in done.stderr
+
+
+class Lines:
+    """A child's stderr, read line by line in a thread; ``_cond`` guards ``lines``."""
+
+    def __init__(self, stream: Any) -> None:
+        self._cond = threading.Condition()
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            with self._cond:
+                self.lines.append(line)
+                self._cond.notify_all()
+
+    def wait_for(self, text: str, timeout: float = TIMEOUT) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: any(text in line for line in self.lines), timeout)
+
+    def text(self) -> str:
+        with self._cond:
+            return "".join(self.lines)
+
+
+class Hangup:
+    """A listener on the dead server's port that accepts and closes every connection, so the
+    test knows how often the scheduler tried to reconnect (``_cond`` guards ``accepted``)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen()
+        self._cond = threading.Condition()
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed
+            conn.close()
+            with self._cond:
+                self.accepted += 1
+                self._cond.notify_all()
+
+    def wait_for(self, count: int, timeout: float = TIMEOUT) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self.accepted >= count, timeout)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _wait_bound(core: client.CoreV1Api, name: str) -> str | None:
+    w = watch.Watch()
+    for event in w.stream(
+        core.list_namespaced_pod,
+        "default",
+        field_selector=f"metadata.name={name}",
+        timeout_seconds=TIMEOUT,
+    ):
+        if event["object"].spec.node_name:
+            w.stop()
+            return event["object"].spec.node_name
+    return None
+
+
+def _pod(name: str) -> client.V1Pod:
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1PodSpec(
+            scheduler_name="minisched", containers=[client.V1Container(name="c", image="pause")]
+        ),
+    )
+
+
+def test_the_scheduler_alone_outlives_its_api_server(tmp_path: Path) -> None:
+    """Like kube-scheduler: it keeps running while the server is away, says so in one line
+    (not one per informer per retry, no traceback), and schedules again once it is back.
+    Step 5: its binding cycles run in threads of their own (every step shares the informers)."""
+    step = 5
+    with EmbeddedServer("--data-dir", str(tmp_path / "data")) as server:
+        api = config.new_client_from_config(config_file=server.kubeconfig)
+        core = client.CoreV1Api(api)
+        core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name="node0")))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", f"steps.step{step}", "--kubeconfig", server.kubeconfig],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        stderr = Lines(proc.stderr)
+        try:
+            assert stderr.wait_for("informers synced"), stderr.text()
+            core.create_namespaced_pod("default", _pod("before"))
+            assert _wait_bound(core, "before") == "node0"
+
+            assert server.process is not None
+            server.process.kill()
+            server.process.wait()
+            server.process = None
+            assert stderr.wait_for("cannot reach the API server at"), stderr.text()
+            hangup = Hangup(server.port)
+            try:
+                # Both informers have retried at least twice more since the warning.
+                assert hangup.wait_for(4, timeout=60), stderr.text()
+            finally:
+                hangup.close()
+            assert proc.poll() is None, stderr.text()  # still running
+            during = stderr.text()
+
+            server.start()  # the same port, token and data dir
+            core.create_namespaced_pod("default", _pod("after"))
+            assert _wait_bound(core, "after") == "node0", stderr.text()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+            api.close()
+    assert proc.returncode == 0
+    assert during.count("cannot reach the API server") == 1, during
+    assert "watch failed" not in during and "Traceback" not in stderr.text(), stderr.text()
+    assert "answers again" in stderr.text()

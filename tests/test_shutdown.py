@@ -1,5 +1,6 @@
 """Ctrl-C stops everything: the scheduler, binding threads, the scenario's objects and the
-embedded API server, within 2 s, leaving no process behind."""
+embedded API server, within 2 s, leaving no process behind. An API server that dies mid-run
+ends the run with one line."""
 
 from __future__ import annotations
 
@@ -10,16 +11,55 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.conftest import built_steps
+from minisched.informer import meta_namespace_key
+from tests.conftest import built_steps, step_module
+from tests.fakes import add_nodes, add_pods, make_node, make_pod, new_framework, offline_scheduler
+from tests.test_permit import FakePermit, join_binding_threads
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+linux = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
 
 # When to press Ctrl-C: once the scenario has created a pod (from step 5 on, pods then wait
 # on Permit, so this lands in a permit wait or a binding cycle).
 TRIGGER = "scenario: created pod"
+
+
+def default_sigint() -> None:
+    """Run in the child before exec: give it the default SIGINT disposition.
+
+    A shell starts background jobs (``nox -s tests &``, ``nohup``, a CI runner's job) with
+    SIGINT ignored, and an ignored disposition is inherited through exec: the runner would
+    then never see the Ctrl-C these tests send. Python turns a default SIGINT into
+    KeyboardInterrupt, as in a terminal.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_runner(step: int, marker: str) -> subprocess.Popen[str]:
+    """``python -m minisched.runner STEP``, its environment carrying ``marker``."""
+    key, value = marker.split("=")
+    return subprocess.Popen(
+        [sys.executable, "-m", "minisched.runner", str(step)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, key: value},
+        preexec_fn=default_sigint,
+    )
+
+
+def read_until(proc: subprocess.Popen[str], trigger: str) -> list[str]:
+    """The stdout lines up to the first one containing ``trigger``."""
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if trigger in line:
+            return seen
+    pytest.fail(f"never printed {trigger!r}:\n" + "".join(seen))
 
 
 def processes_with(marker: str) -> list[int]:
@@ -35,34 +75,94 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+@linux
 @pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
 def test_ctrl_c_exits_within_two_seconds_and_leaves_nothing_behind(step: int) -> None:
     marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
-    key, value = marker.split("=")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "minisched.runner", str(step)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, key: value},
-    )
-    assert proc.stdout is not None
-    seen = []
-    for line in proc.stdout:
-        seen.append(line)
-        if TRIGGER in line:
-            break
-    else:
-        pytest.fail("the scenario never created a pod:\n" + "".join(seen))
+    proc = start_runner(step, marker)
+    seen = read_until(proc, TRIGGER)
     assert len(processes_with(marker)) >= 2  # the runner and its API server
     pressed = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    rest, _ = proc.communicate(timeout=10)
+    rest, errors = proc.communicate(timeout=10)
     took = time.monotonic() - pressed
-    assert proc.returncode == 130, "".join(seen) + rest
-    assert "Traceback" not in rest, rest
+    assert proc.returncode == 130, "".join(seen) + rest + errors
+    assert "Traceback" not in errors, errors
+    # The cleanup deleted the pods: none of them is reported as an error (from step 5 on,
+    # they were waiting on Permit), and nothing failed to update a pod that was gone.
+    assert not [line for line in rest.splitlines() if line.startswith("error ")], rest
+    assert errors == "", errors
     assert took < 2.0, f"shutdown took {took:.2f} s"
     deadline = time.monotonic() + 2
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)  # sleep-ok: polling /proc for the child's exit; there is no event
     assert processes_with(marker) == []
+
+
+@linux
+@pytest.mark.parametrize("step", built_steps(5, 5), ids=lambda n: f"step{n}")
+def test_an_api_server_that_dies_mid_run_ends_it_in_one_line(step: int) -> None:
+    marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
+    proc = start_runner(step, marker)
+    read_until(proc, TRIGGER)  # from step 5 on, the pod now waits on Permit
+    server = [pid for pid in processes_with(marker) if pid != proc.pid]
+    assert len(server) == 1
+    os.kill(server[0], signal.SIGKILL)
+    _, errors = proc.communicate(timeout=10)
+    assert proc.returncode == 1
+    assert "Traceback" not in errors, errors
+    assert errors.splitlines() == [
+        f"error: the embedded API server at {errors.split(' at ')[1].split()[0]} went away"
+        " (killed by SIGKILL)"
+    ], errors
+
+
+# --- what a stop leaves in the report (offline: no server, no threads but the binding ones) ----
+
+
+@pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
+def test_a_queued_pod_that_is_deleted_leaves_the_queue_in_the_report(step: int) -> None:
+    sched = offline_scheduler(step)
+    pod = make_pod("pod1")
+    sched.scheduling_queue.add(pod)
+    sched.scheduling_queue.delete(pod)
+    assert sched.recorder.of("queue")[-1]["queue"] == "none"
+
+
+def _waiting(step: int) -> tuple[Any, Any]:
+    """A scheduler whose one pod, in its synced informer cache, waits on Permit."""
+    fw = step_module(step, "framework")
+    sched = offline_scheduler(step)
+    plugin = FakePermit("Slow", fw.Status(fw.Code.WAIT), 10.0)
+    sched.framework = new_framework(
+        step, {"Slow": lambda a, h: plugin}, permit=["Slow"], clock=sched.clock
+    )
+    add_nodes(sched, make_node("node1"))
+    pod = make_pod("pod1")
+    add_pods(sched, pod)
+    sched.pod_informer._synced.set()
+    sched.scheduling_queue.add(pod)
+    step_module(step, "schedule_one").schedule_one(sched)
+    assert sched.recorder.of("waiting")
+    return sched, pod
+
+
+@pytest.mark.parametrize("step", built_steps(5), ids=lambda n: f"step{n}")
+def test_a_pod_the_cleanup_deleted_while_it_waited_is_no_error(step: int) -> None:
+    sched, pod = _waiting(step)
+    sched.pod_informer.store._pop(meta_namespace_key(pod))  # the cleanup deleted it
+    sched.stop()
+    join_binding_threads()
+    assert sched.recorder.of("error") == []
+    assert sched.recorder.of("queue")[-1]["queue"] == "none"  # it left the table
+    assert [c for c in sched.client.calls if c[0] == "patch_namespaced_pod_status"] == []
+
+
+@pytest.mark.parametrize("step", built_steps(5), ids=lambda n: f"step{n}")
+def test_a_pod_waiting_when_the_scheduler_stops_stays_pending_without_an_error(step: int) -> None:
+    sched, _ = _waiting(step)
+    sched.stop()
+    join_binding_threads()
+    assert sched.recorder.of("error") == []
+    assert sched.client.bindings == []
+    assert [c for c in sched.client.calls if c[0] == "patch_namespaced_pod_status"] == []

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kubernetes import client
 
+from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 if TYPE_CHECKING:
@@ -48,6 +49,12 @@ def schedule_one(sched: Scheduler) -> None:
     sched.recorder.record("selected", pod=key, node=node_name)
 
     err = bind(sched, pod, node_name)
+    if err == POD_NOT_FOUND:
+        # The pod was deleted before its binding: not an error (upstream: the error func's
+        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        log.info('Pod was deleted before it was bound pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
+        return
     if err:
         # Not implemented: re-queueing. The pod is dropped until something re-adds it.
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
@@ -58,6 +65,10 @@ def schedule_one(sched: Scheduler) -> None:
     sched.event_recorder.eventf(
         pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node_name}"
     )
+
+
+# What bind returns when the API server no longer has the pod: no failure to report.
+POD_NOT_FOUND = "pod not found"
 
 
 def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
@@ -81,9 +92,11 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         )
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
+        if e.status == 404:
+            return POD_NOT_FOUND
         return f'running Bind plugin "DefaultBinder": {status_message(e)}'
-    except Exception as e:  # the connection failed
-        return f'running Bind plugin "DefaultBinder": {e}'
+    except Exception as e:  # the connection failed: say why, not urllib3's nested reprs
+        return f'running Bind plugin "DefaultBinder": {connection_error_reason(e)}'
     return None
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kubernetes import client
 
+from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 from . import framework
@@ -64,6 +65,12 @@ def schedule_one(sched: Scheduler) -> None:
     sched.recorder.record("selected", pod=key, node=node_name)
 
     err = bind(sched, pod, node_name)
+    if err == POD_NOT_FOUND:
+        # The pod was deleted before its binding: not an error (upstream: the error func's
+        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        log.info('Pod was deleted before it was bound pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
+        return
     if err:
         # Not implemented: re-queueing. The pod is dropped until something re-adds it.
         # Simplified: no FailedScheduling event or PodScheduled condition either (upstream
@@ -134,6 +141,10 @@ def find_nodes_that_fit_pod(
     return feasible_nodes, diagnosis
 
 
+# What bind returns when the API server no longer has the pod: no failure to report.
+POD_NOT_FOUND = "pod not found"
+
+
 def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
     """Create the pods/binding subresource, as DefaultBinder does; an error message or None.
 
@@ -155,9 +166,11 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         )
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
+        if e.status == 404:
+            return POD_NOT_FOUND
         return f'running Bind plugin "DefaultBinder": {status_message(e)}'
-    except Exception as e:  # the connection failed
-        return f'running Bind plugin "DefaultBinder": {e}'
+    except Exception as e:  # the connection failed: say why, not urllib3's nested reprs
+        return f'running Bind plugin "DefaultBinder": {connection_error_reason(e)}'
     return None
 
 
@@ -237,6 +250,15 @@ def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -
             _content_type="application/strategic-merge-patch+json",
         )
     except client.ApiException as e:  # its str() carries every header: say what matters
+        if e.status == 404:
+            # Differs from upstream (an error line): the pod was deleted meanwhile, which is
+            # no error of the scheduler's.
+            log.info(
+                'Pod was deleted before its status was updated pod="%s"', meta_namespace_key(pod)
+            )
+            return
         log.error('Error updating pod pod="%s": %s %s', meta_namespace_key(pod), e.status, e.reason)
     except Exception as e:
-        log.error('Error updating pod pod="%s": %s', meta_namespace_key(pod), e)
+        log.error(
+            'Error updating pod pod="%s": %s', meta_namespace_key(pod), connection_error_reason(e)
+        )

@@ -50,8 +50,13 @@ class SchedulingQueue:
 
     def delete(self, pod: V1Pod) -> None:
         """The pod is gone (or was bound): forget it."""
+        key = meta_namespace_key(pod)
         with self._lock:
-            self._fifo.pop(meta_namespace_key(pod), None)
+            queued = self._fifo.pop(key, None)
+        if queued is not None:
+            # Simplified: upstream records nothing when a pod leaves the queue; the report
+            # needs it, or its table would show a deleted pod as queued.
+            self.recorder.record("queue", pod=key, queue="none", event="PodDelete")
 
     def pop(self) -> V1Pod | None:
         """Wait for the next pod; None once the queue is closed and empty (upstream: an error).

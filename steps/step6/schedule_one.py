@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from kubernetes import client
 
+from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 from . import framework
@@ -119,6 +120,8 @@ def binding_cycle(
     key = meta_namespace_key(pod)
     status = fwk.wait_on_permit(pod)
     if not status.is_success():
+        if left_while_waiting(sched, pod):
+            return
         reason = REASON_UNSCHEDULABLE if status.is_unschedulable() else REASON_SCHEDULER_ERROR
         record_scheduling_failure(sched, pod_info, status.as_error() or Exception(), reason)
         # Made after the pod is back in the queue, and not for the pod itself: a pod that was
@@ -129,6 +132,12 @@ def binding_cycle(
         return
 
     err = bind(sched, pod, node_name)
+    if err == POD_NOT_FOUND:
+        # The pod was deleted before its binding: not an error (upstream: the error func's
+        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        log.info('Pod was deleted before it was bound pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
+        return
     if err:
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
@@ -141,6 +150,26 @@ def binding_cycle(
     sched.event_recorder.eventf(
         pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node_name}"
     )
+
+
+def left_while_waiting(sched: Scheduler, pod: client.V1Pod) -> bool:
+    """Whether a pod whose Permit wait failed has left this scheduler meanwhile: deleted, or
+    rejected by ``Scheduler.stop``. Its binding cycle then ends here, with no error.
+
+    Differs from upstream: upstream handles both as any other failure, and logs "Error
+    scheduling pod" and a failed status update for a pod that no longer exists (a stopping
+    kube-scheduler's binding goroutines just end with the process).
+    """
+    key = meta_namespace_key(pod)
+    informer = sched.pod_informer
+    if informer.has_synced() and informer.store.get_by_key(key) is None:
+        log.info('Pod was deleted while it waited on Permit pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted while on Permit")
+        return True
+    if sched.stopping():
+        log.info('Scheduler stopped while pod waited on Permit; it stays pending pod="%s"', key)
+        return True
+    return False
 
 
 def schedule_pod(
@@ -270,6 +299,10 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
     return selected
 
 
+# What bind returns when the API server no longer has the pod: no failure to report.
+POD_NOT_FOUND = "pod not found"
+
+
 def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
     """Create the pods/binding subresource, as DefaultBinder does; an error message or None.
 
@@ -291,9 +324,11 @@ def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
         )
         response.data  # noqa: B018 -- reading the body releases the connection
     except client.ApiException as e:
+        if e.status == 404:
+            return POD_NOT_FOUND
         return f'running Bind plugin "DefaultBinder": {status_message(e)}'
-    except Exception as e:  # the connection failed
-        return f'running Bind plugin "DefaultBinder": {e}'
+    except Exception as e:  # the connection failed: say why, not urllib3's nested reprs
+        return f'running Bind plugin "DefaultBinder": {connection_error_reason(e)}'
     return None
 
 
@@ -402,6 +437,15 @@ def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -
             _content_type="application/strategic-merge-patch+json",
         )
     except client.ApiException as e:  # its str() carries every header: say what matters
+        if e.status == 404:
+            # Differs from upstream (an error line): the pod was deleted meanwhile, which is
+            # no error of the scheduler's.
+            log.info(
+                'Pod was deleted before its status was updated pod="%s"', meta_namespace_key(pod)
+            )
+            return
         log.error('Error updating pod pod="%s": %s %s', meta_namespace_key(pod), e.status, e.reason)
     except Exception as e:
-        log.error('Error updating pod pod="%s": %s', meta_namespace_key(pod), e)
+        log.error(
+            'Error updating pod pod="%s": %s', meta_namespace_key(pod), connection_error_reason(e)
+        )

@@ -96,6 +96,10 @@ class Scheduler:
         while not self._stopped.is_set():
             schedule_one(self)
 
+    def stopping(self) -> bool:
+        """Whether ``stop()`` was called (binding cycles it cut short end quietly)."""
+        return self._stopped.is_set()
+
     def stop(self) -> None:
         """End ``run()``: close the queue (waking ``pop``) and stop the informers."""
         self._stopped.set()
