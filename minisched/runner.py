@@ -128,7 +128,7 @@ def run_step(
                     step.slug,
                     timeout=timeout,
                     wait_for_cache=_cache_probe(scheduler),
-                    say=lambda line: report.console.print(line, markup=False, highlight=False),
+                    report=report,
                 ) as scenario:
                     bindings = scenario_module.run(scenario)
             finally:

@@ -14,16 +14,26 @@ Scenarios are written to behave on a shared real cluster as well as on the embed
   would leave it Terminating for ever.
 
 Waiting is done on a watch with a deadline, never by sleeping.
+
+Given the run's ``Report``, a scenario prints through it: each action's line ("created node
+node5") comes before the lines of what the action caused (the scheduler's informer sees the
+node, and moves pods, before the create call returns); the scenario's pods are followed, so
+their per-node detail is kept for the summary; and the cleanup prints nothing: the story ends
+with the scenario's last line.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client, watch
+
+if TYPE_CHECKING:
+    from .report import Report
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +55,14 @@ class Scenario:
         timeout: float = 30.0,
         wait_for_cache: Callable[[str, Iterable[str]], bool] | None = None,
         say: Callable[[str], None] = print,
+        report: Report | None = None,
     ) -> None:
         self.api_client = api_client
         self.core = client.CoreV1Api(api_client)
         self.name = name
         self.timeout = timeout
-        self.say = say
+        self.report = report
+        self.say = report.say if report is not None else say
         self._wait_for_cache = wait_for_cache
         self.namespace = ""
         self.nodes: list[str] = []
@@ -73,7 +85,12 @@ class Scenario:
         self.cleanup()
 
     def cleanup(self) -> None:
-        """Delete this run's pods (grace 0), its namespace and its labelled nodes."""
+        """Delete this run's pods (grace 0), its namespace and its labelled nodes.
+
+        With a report, silently: the queue moves the deletions cause are not the story's.
+        """
+        if self.report is not None:
+            self.report.mute()
         if self.namespace:
             try:
                 self.core.delete_collection_namespaced_pod(self.namespace, grace_period_seconds=0)
@@ -104,8 +121,6 @@ class Scenario:
             ),
             spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
         )
-        created = self.core.create_node(node)
-        # status is ignored on create (as on a real cluster): write it through /status.
         status = {
             "capacity": resources,
             "allocatable": resources,
@@ -113,9 +128,12 @@ class Scenario:
                 {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
             ],
         }
-        self.core.patch_node_status(name, {"status": status})
+        line = f"scenario: created node {name}" + (" (unschedulable)" if unschedulable else "")
+        with self._announce(line):
+            created = self.core.create_node(node)
+            # status is ignored on create (as on a real cluster): write it through /status.
+            self.core.patch_node_status(name, {"status": status})
         self.nodes.append(name)
-        self.say(f"scenario: created node {name}" + (" (unschedulable)" if unschedulable else ""))
         return created
 
     def create_pod(
@@ -141,10 +159,22 @@ class Scenario:
                 priority=priority,
             ),
         )
-        created = self.core.create_namespaced_pod(self.namespace, pod)
+        if self.report is not None:
+            self.report.follow(f"{self.namespace}/{name}")
+        with self._announce(f"scenario: created pod {name}"):
+            created = self.core.create_namespaced_pod(self.namespace, pod)
         self.pods.append(name)
-        self.say(f"scenario: created pod {name}")
         return created
+
+    @contextmanager
+    def _announce(self, line: str) -> Iterator[None]:
+        """Run the action, then say ``line``: through the report, ahead of what it caused."""
+        if self.report is not None:
+            with self.report.announce(line):
+                yield
+        else:
+            yield
+            self.say(line)
 
     def scheduler_has_seen(self, kind: str, names: Iterable[str]) -> None:
         """Wait until the scheduler's informer cache holds these objects.
