@@ -7,13 +7,16 @@ many pods go through it.
 
 from __future__ import annotations
 
+import argparse
 import io
 import threading
 
 import pytest
+from kubernetes import client, config
 from rich.console import Console
 
 from minisched import runner
+from minisched.cluster import EmbeddedServer
 from minisched.report import PIPE_WIDTH, Report, new_console
 
 
@@ -217,3 +220,49 @@ def test_the_window_and_the_followed_pods_keep_their_detail_and_no_more() -> Non
     assert _node_results(report) == 17 * 100
     assert report.has_decision("story") and report.has_decision("pod1999")
     assert report.why("pod1999", "n99") == "score 99 (S 99)"
+
+
+def test_the_scheduler_alone_holds_nothing_for_hundreds_of_bound_pods(
+    fresh_apiserver: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m steps.step8`` (runner._run_scheduler_alone) binding 300 pods on 20 nodes.
+
+    Names end in no digit, so NodeNumber lets every pod through Permit at once.
+    """
+    pods = 300
+    report = Report(Console(file=io.StringIO(), width=120), live=False)
+    bound = threading.Semaphore(0)
+    report.subscribe(lambda event, fields, line: event == "bound" and bound.release())
+    monkeypatch.setattr(runner, "Report", lambda *args, **kwargs: report)
+    args = argparse.Namespace(
+        kubeconfig=fresh_apiserver.kubeconfig,
+        context=None,
+        embedded=False,
+        seed=1,
+        verbose=0,
+        node_selector=None,
+    )
+    stop = threading.Event()
+    scheduler = threading.Thread(target=runner._run_scheduler_alone, args=(8, args, stop))
+    scheduler.start()
+    api = config.new_client_from_config(config_file=fresh_apiserver.kubeconfig)
+    try:
+        core = client.CoreV1Api(api)
+        for i in range(20):
+            core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name=f"node-{i}x")))
+        for i in range(pods):
+            pod = client.V1Pod(
+                metadata=client.V1ObjectMeta(name=f"pod-{i}x"),
+                spec=client.V1PodSpec(
+                    scheduler_name="minisched",
+                    containers=[client.V1Container(name="pause", image="pause")],
+                ),
+            )
+            core.create_namespaced_pod("default", pod)
+        for _ in range(pods):
+            assert bound.acquire(timeout=60), "the scheduler did not bind every pod"
+        assert report.held() == {"pods": 0, "node_results": 0, "window": 0}
+    finally:
+        stop.set()
+        scheduler.join(15)
+        api.close()
