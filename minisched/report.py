@@ -39,6 +39,7 @@ or a scheduling cycle: once it is bound, failed or deleted, nothing is kept for 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -127,6 +128,7 @@ class Report:
         self.console = console or new_console()
         self.live_view = self.console.is_terminal if live is None else live
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)  # notified after every event
         self.pods: dict[str, PodView] = {}
         self._window = window
         self._followed: set[str] = set()
@@ -138,6 +140,7 @@ class Report:
         self._held: list[tuple[str, dict[str, Any], str]] | None = None  # see announce()
         self._muted = False
         self._live: Live | None = None
+        self._log_streams: list[tuple[logging.StreamHandler[Any], Any]] = []
 
     # --- Recorder ---------------------------------------------------------------------------
 
@@ -151,6 +154,7 @@ class Report:
                 self._held.append((event, fields, line))
             else:
                 self._publish(event, fields, line)
+            self._changed.notify_all()
 
     def say(self, line: str) -> None:
         """Print a line of the scenario's own, in order with the scheduler's."""
@@ -180,6 +184,11 @@ class Report:
                     self._publish("say", {"line": line}, line)
                 for event, fields, held_line in held:
                     self._publish(event, fields, held_line)
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate()`` (called with the lock held) holds after some event."""
+        with self._changed:
+            return self._changed.wait_for(predicate, timeout)
 
     def follow(self, pod: str) -> None:
         """Keep every detail of ``pod`` (``namespace/name``): it will be shown, as a scenario's
@@ -304,8 +313,9 @@ class Report:
     def __enter__(self) -> Report:
         if self.live_view:
             with self._lock:
-                # Not redirecting stdout/stderr: everything the run prints goes through this
-                # report (redirected writes would be printed from other threads, unlocked).
+                # Not rich's stdout/stderr redirection: it prints what other threads write
+                # without this report's lock. The run's own lines all come through record(),
+                # and its log lines (-v) through _LogStream.
                 self._live = Live(
                     self.queue_table(),
                     console=self.console,
@@ -314,14 +324,25 @@ class Report:
                     redirect_stderr=False,
                 )
                 self._live.__enter__()
+                self._log_streams = _redirect_terminal_logs(_LogStream(self))
         return self
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             if self._live is not None:
+                for handler, stream in self._log_streams:
+                    handler.setStream(stream)
+                self._log_streams = []
                 self._live.update(self.queue_table(), refresh=True)
                 self._live.__exit__(None, None, None)
                 self._live = None
+
+    def _print_log_line(self, line: str) -> None:
+        """A log line, printed above the live table like the report's own lines."""
+        with self._lock:
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            if self._live is not None:
+                self._live.update(self.queue_table(), refresh=True)
 
     def queue_table(self) -> Table:
         table = Table(title="Scheduling queue")
@@ -428,6 +449,43 @@ class Report:
         with self._lock:
             for r in renderables:
                 self.console.print(r)
+
+
+class _LogStream:
+    """What logging's handlers write to while the live view is on: each complete line is
+    printed through the report, so it cannot land in the middle of a redraw of the table.
+    ``_partial`` (the text after the last newline) is guarded by the report's lock."""
+
+    def __init__(self, report: Report) -> None:
+        self._report = report
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        with self._report._lock:
+            *lines, self._partial = (self._partial + text).split("\n")
+            for line in lines:
+                self._report._print_log_line(line)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+
+def _redirect_terminal_logs(stream: _LogStream) -> list[tuple[logging.StreamHandler[Any], Any]]:
+    """Point the root logger's handlers that write to a terminal at ``stream``; return each
+    handler with the stream it had, to put back."""
+    replaced = []
+    for handler in logging.getLogger().handlers:
+        if type(handler) is logging.StreamHandler and _is_terminal(handler.stream):
+            replaced.append((handler, handler.setStream(stream)))
+    return replaced
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False
 
 
 def _seconds(value: float) -> str:

@@ -242,4 +242,13 @@ class Scenario:
             return all(n in pods and pods[n].spec.node_name for n in wanted)
 
         pods = self.wait_for(all_bound, timeout)
-        return {n: (pods[n].spec.node_name if n in pods else None) for n in wanted}
+        bindings = {n: (pods[n].spec.node_name if n in pods else None) for n in wanted}
+        report = self.report
+        if report is not None:
+            # The scheduler records a binding once its bind call returns, which may be after
+            # this watch saw the pod bound: wait for those lines, so that they print before
+            # the story's end (what the cleanup causes is not printed).
+            keys = [f"{self.namespace}/{n}" for n, node in bindings.items() if node]
+            if not report.wait_until(lambda: all(report.bound_node(k) for k in keys), 10.0):
+                log.warning("the scheduler did not report the bindings of %s in time", keys)
+        return bindings
