@@ -129,7 +129,7 @@ class Scenario:
             ],
         }
         line = f"scenario: created node {name}" + (" (unschedulable)" if unschedulable else "")
-        with self._announce(line):
+        with self._announce(line, "node", name):
             created = self.core.create_node(node)
             # status is ignored on create (as on a real cluster): write it through /status.
             self.core.patch_node_status(name, {"status": status})
@@ -161,17 +161,21 @@ class Scenario:
         )
         if self.report is not None:
             self.report.follow(f"{self.namespace}/{name}")
-        with self._announce(f"scenario: created pod {name}"):
+        with self._announce(f"scenario: created pod {name}", "pod", name):
             created = self.core.create_namespaced_pod(self.namespace, pod)
         self.pods.append(name)
         return created
 
     @contextmanager
-    def _announce(self, line: str) -> Iterator[None]:
-        """Run the action, then say ``line``: through the report, ahead of what it caused."""
+    def _announce(self, line: str, kind: str, name: str) -> Iterator[None]:
+        """Run the action (creating ``kind`` ``name``), then say ``line``: through the report,
+        ahead of what it caused. The report holds the scheduler's lines until the scheduler
+        has seen the object too, so that what the object causes (its informer handlers run
+        right after the cache has it) is not held back behind the next action's line."""
         if self.report is not None:
             with self.report.announce(line):
                 yield
+                self.scheduler_has_seen(kind, [name])
         else:
             yield
             self.say(line)
