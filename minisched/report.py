@@ -11,23 +11,40 @@ and this module turns what they recorded into tables. The events a step may reco
 ``queue``        pod, queue (activeQ/podBackoffQ/unschedulableQ/none), event: a queue move
 ``attempt``      pod: a scheduling cycle started for the pod
 ``filter``       pod, node, plugin, reason: a Filter plugin rejected the node
+``feasible``     pod, passed, nodes: how many of the nodes passed Filter
+``prescore``     pod, plugin, key, data: what a PreScore plugin wrote to CycleState
 ``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
-``selected``     pod, node: the node the scheduling cycle picked
+``selected``     pod, node, among (step 1: how many nodes the random pick was among)
+``permit``       pod, plugin, wait, timeout: a Permit plugin holds the pod for ``wait`` seconds
 ``unschedulable`` pod, message: the cycle failed, with the FitError message
 ``waiting``      pod, node, plugins: Permit made the pod wait
 ``bound``        pod, node: the binding was accepted by the API server
 ``error``        pod, message: anything else that went wrong for the pod
+``say``          line: a line of the scenario's own (``Report.say``)
 ===============  ===========================================================================
 
 Every event of interest is one plain line, so tests and CI logs can read it; on a terminal the
-three queues are also shown as a live table below those lines.
+three queues are also shown as a live table below those lines. Every event goes through one
+lock, in the order it was recorded, to the lines, the live table and any listener
+(``subscribe``): a line is never lost under the live table, and a listener sees what the
+terminal shows.
+
+Memory stays bounded however long a scheduler runs. The per-node detail ("filter" and "score":
+one event per node, and plugin, in every cycle) is kept only for the pods it will be shown for:
+the pods a scenario ``follow``\\ s, and the ``window`` pods attempted last (0 by default: the
+scheduler alone shows no per-node detail, so it keeps none, and a "filter" or "score" event
+for another pod returns at once). Any other pod's view lives only while the pod is in a queue
+or a scheduling cycle: once it is bound, failed or deleted, nothing is kept for it.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
-from collections import defaultdict
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -36,7 +53,23 @@ from rich.live import Live
 from rich.table import Table
 
 QUEUES = ("activeQ", "podBackoffQ", "unschedulableQ")
+FIFO = "FIFO"  # steps 1-5 have one queue, a FIFO; step 6 brings the three above
 WAITING = "waiting on Permit"  # not a queue: the pods between Permit and their binding
+
+# Off a terminal, rich assumes 80 columns: step titles would wrap mid-phrase and table cells
+# split, so a run captured to a file or a pipe would not read like the terminal run the
+# chapters quote. Off a terminal the console is this wide, unless $COLUMNS says otherwise.
+PIPE_WIDTH = 200
+
+# The events that carry one node's result: recorded once per node (and plugin) every cycle.
+PER_NODE = frozenset({"filter", "score"})
+
+# The events after which a pod is in no queue and no cycle (it may come back to a queue).
+_DONE = frozenset({"bound", "error", "unschedulable"})
+
+# What a listener is told of every event, in order: the event, its fields, and its plain line
+# ("" for the events that print none).
+Listener = Callable[[str, dict[str, Any], str], None]
 
 
 class Recorder(Protocol):
@@ -54,51 +87,177 @@ class NullRecorder:
 
 @dataclass
 class PodView:
-    """What the report knows about one pod; ``filters``/``scores`` are from its last attempt."""
+    """What the report knows about one pod; everything but ``attempts``, ``queue`` and
+    ``node`` is from its last attempt. ``filters`` and ``scores`` (per node) stay empty for a
+    pod whose detail is not kept."""
 
     attempts: int = 0
     queue: str = ""
     filters: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> (plugin, reason)
-    scores: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> score
+    passed: int = -1  # how many nodes passed Filter (-1: not recorded)
+    nodes: int = 0  # ... of how many
+    among: int = 0  # step 1: the random pick was among this many nodes
+    permit: dict[str, tuple[float, float]] = field(default_factory=dict)  # plugin -> wait, timeout
     selected: str = ""
     node: str = ""
     message: str = ""
 
 
+def new_console() -> Console:
+    """The console for a run: the terminal's width on a terminal, else PIPE_WIDTH or $COLUMNS."""
+    console = Console()
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        console = Console(width=PIPE_WIDTH)
+    return console
+
+
 class Report:
     """Collects what the scheduler records and renders it with rich.
 
-    ``_lock`` guards ``pods`` and ``lines``: the scheduling thread, binding threads and the
-    informers record concurrently.
+    ``_lock`` guards every field below and the output itself: the scheduling thread, binding
+    threads, informers and the scenario record concurrently, and each event's state change,
+    its line, the live table's redraw and the listeners' calls happen under it, in one order.
+    (Printed from several threads without it, a line and a redraw of the live table could
+    interleave, and the redraw would erase the line.) It is reentrant: the live table reads
+    the state while the lock is held.
     """
 
-    def __init__(self, console: Console | None = None, *, live: bool | None = None) -> None:
-        self.console = console or Console()
+    def __init__(
+        self, console: Console | None = None, *, live: bool | None = None, window: int = 0
+    ) -> None:
+        self.console = console or new_console()
         self.live_view = self.console.is_terminal if live is None else live
-        self._lock = threading.Lock()
-        self.pods: dict[str, PodView] = defaultdict(PodView)
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)  # notified after every event
+        self.pods: dict[str, PodView] = {}
+        self._window = window
+        self._followed: set[str] = set()
+        self._recent: OrderedDict[str, None] = OrderedDict()  # the window, oldest first
+        # followed | recent: the pods whose per-node detail is kept. Read without the lock by
+        # record's cheap path (one set lookup is atomic); a pod is added before its attempt.
+        self._detailed: set[str] = set()
+        self._listeners: list[Listener] = []
+        self._fifo_seen = False  # the live table's columns: see queue_table
+        self._held: list[tuple[str, dict[str, Any], str]] | None = None  # see announce()
+        self._muted = False
         self._live: Live | None = None
-        self._subscribers: list[Callable[[str, dict[str, Any], str], None]] = []
+        self._log_streams: list[tuple[logging.StreamHandler[Any], Any]] = []
 
     # --- Recorder ---------------------------------------------------------------------------
 
     def record(self, event: str, /, **fields: Any) -> None:
         pod = str(fields.get("pod", ""))
+        if event in PER_NODE and pod not in self._detailed:
+            return  # a node's result for a pod nobody will be shown: the cheap path
         with self._lock:
-            view = self.pods[pod]
-            line = self._apply(view, event, fields)
-            # Under the lock, so every subscriber sees the events in the order applied here.
-            for callback in self._subscribers:
-                callback(event, fields, line)
-        # With a live view, lines print above it (rich keeps the live table at the bottom).
-        if line:
-            self.console.print(line, markup=False, highlight=False)
+            line = self._apply(pod, event, fields)
+            if self._held is not None:
+                self._held.append((event, fields, line))
+            else:
+                self._publish(event, fields, line)
+            self._changed.notify_all()
+
+    def say(self, line: str) -> None:
+        """Print a line of the scenario's own, in order with the scheduler's."""
+        self.record("say", line=line)
+
+    @contextmanager
+    def announce(self, line: str) -> Iterator[None]:
+        """Say ``line`` once the block has run, ahead of every line recorded meanwhile.
+
+        The block is the action the line reports, e.g. creating a node: the scheduler's informer
+        sees the node, and moves pods, before the create call returns. Those lines are held and
+        printed after the action's own line, so the cause comes first. If the block raises, the
+        held lines are printed without it.
+        """
+        with self._lock:
+            if self._held is not None:
+                raise RuntimeError("announce() does not nest")
+            self._held = []
+        said = False
+        try:
+            yield
+            said = True
+        finally:
+            with self._lock:
+                held, self._held = self._held, None
+                if said:
+                    self._publish("say", {"line": line}, line)
+                for event, fields, held_line in held:
+                    self._publish(event, fields, held_line)
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate()`` (called with the lock held) holds after some event."""
+        with self._changed:
+            return self._changed.wait_for(predicate, timeout)
+
+    def follow(self, pod: str) -> None:
+        """Keep every detail of ``pod`` (``namespace/name``): it will be shown, as a scenario's
+        pods are in the summary tables. Call it before the pod is created."""
+        with self._lock:
+            self._followed.add(pod)
+            self._detailed.add(pod)
+
+    def mute(self) -> None:
+        """The story is over: lines recorded from now on (say, the scenario's cleanup deleting
+        its pods) are not printed. The state, the live table and the listeners still follow."""
+        with self._lock:
+            self._muted = True
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call ``listener(event, fields, line)`` for every event from now on, in the order the
+        lines print, under the report's lock (so it must not block)."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def _publish(self, event: str, fields: dict[str, Any], line: str) -> None:
+        """Hand one event to every subscriber: the lines, the live table, the listeners."""
+        if line and not self._muted:
+            # soft_wrap: a line is never broken by rich; a terminal folds a long one itself.
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         if self._live is not None:
             self._live.update(self.queue_table(), refresh=True)
+        for listener in self._listeners:
+            listener(event, fields, line)
 
-    def _apply(self, view: PodView, event: str, f: dict[str, Any]) -> str:
+    def _apply(self, pod: str, event: str, f: dict[str, Any]) -> str:
         """Update one pod's view; return the plain line to print, or ""."""
-        pod = f.get("pod", "")
+        if event == "say":
+            return str(f["line"])
+        if not pod:
+            return ""
+        if event == "attempt":
+            self._remember_attempt(pod)
+        view = self.pods.get(pod)
+        if view is None:
+            view = self.pods[pod] = PodView()
+        line = self._update(view, pod, event, f)
+        # A pod that will not be shown needs a view only while it is in a queue or a cycle.
+        if pod not in self._detailed and (event in _DONE or view.queue == "none"):
+            del self.pods[pod]
+        return line
+
+    def _remember_attempt(self, pod: str) -> None:
+        """Move ``pod`` to the newest end of the window; forget the detail of the oldest."""
+        if self._window <= 0:
+            return
+        self._recent[pod] = None
+        self._recent.move_to_end(pod)
+        self._detailed.add(pod)
+        while len(self._recent) > self._window:
+            old, _ = self._recent.popitem(last=False)
+            if old in self._followed:
+                continue
+            self._detailed.discard(old)
+            view = self.pods.get(old)
+            if view is not None and view.queue in ("", "none"):
+                del self.pods[old]
+            elif view is not None:
+                view.filters.clear()
+                view.scores.clear()
+
+    def _update(self, view: PodView, pod: str, event: str, f: dict[str, Any]) -> str:
         if event == "queue":
             view.queue = f["queue"]
             return f"queue    {pod}: -> {f['queue']} ({f.get('event', '')})"
@@ -107,22 +266,40 @@ class Report:
             view.queue = ""
             view.filters.clear()
             view.scores.clear()
+            view.passed, view.nodes, view.among = -1, 0, 0
+            view.permit.clear()
+            view.selected = view.message = ""
             return ""
         if event == "filter":
             view.filters[f["node"]] = (f["plugin"], f["reason"])
             return ""
+        if event == "feasible":
+            view.passed, view.nodes = int(f["passed"]), int(f["nodes"])
+            return ""
+        if event == "prescore":
+            return f"prescore {pod}: {f['plugin']} wrote {f['key']} = {f['data']!r} to CycleState"
         if event == "score":
-            view.scores[f["node"]][f["plugin"]] = int(f["score"])
+            view.scores.setdefault(f["node"], {})[f["plugin"]] = int(f["score"])
             return ""
         if event == "selected":
             view.selected = f["node"]
+            view.among = int(f.get("among", 0))
+            return ""
+        if event == "permit":
+            view.permit[f["plugin"]] = (float(f["wait"]), float(f["timeout"]))
             return ""
         if event == "unschedulable":
             view.message = f["message"]
             return f"pending  {pod}: {f['message']}"
         if event == "waiting":
             view.queue = WAITING
-            plugins = ", ".join(f.get("plugins", ()))
+            # Each plugin, with how long it holds the pod and its timeout when it said so.
+            plugins = ", ".join(
+                f"{p} (wait {_seconds(view.permit[p][0])}, timeout {_seconds(view.permit[p][1])})"
+                if p in view.permit
+                else p
+                for p in f.get("plugins", ())
+            )
             return f"waiting  {pod}: on {f['node']}, Permit by {plugins}"
         if event == "bound":
             view.node = f["node"]
@@ -133,36 +310,55 @@ class Report:
             return f"error    {pod}: {f['message']}"
         return ""
 
-    def subscribe(self, callback: Callable[[str, dict[str, Any], str], None]) -> None:
-        """Call ``callback(event, fields, line)`` with every recorded event and the line it
-        printed ("" for none), in order: the web page (minisched/web) is fed this way, so it
-        never disagrees with the terminal. The callback runs under the report's lock: it must
-        be quick and must not call back into the report."""
-        with self._lock:
-            self._subscribers.append(callback)
-
     # --- live queue view ---------------------------------------------------------------------
 
     def __enter__(self) -> Report:
         if self.live_view:
-            self._live = Live(self.queue_table(), console=self.console, auto_refresh=False)
-            self._live.__enter__()
+            with self._lock:
+                # Not rich's stdout/stderr redirection: it prints what other threads write
+                # without this report's lock. The run's own lines all come through record(),
+                # and its log lines (-v) through _LogStream.
+                self._live = Live(
+                    self.queue_table(),
+                    console=self.console,
+                    auto_refresh=False,
+                    redirect_stdout=False,
+                    redirect_stderr=False,
+                )
+                self._live.__enter__()
+                self._log_streams = _redirect_terminal_logs(_LogStream(self))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._live is not None:
-            self._live.__exit__(None, None, None)
-            self._live = None
+        with self._lock:
+            if self._live is not None:
+                for handler, stream in self._log_streams:
+                    handler.setStream(stream)
+                self._log_streams = []
+                self._live.update(self.queue_table(), refresh=True)
+                self._live.__exit__(None, None, None)
+                self._live = None
+
+    def _print_log_line(self, line: str) -> None:
+        """A log line, printed above the live table like the report's own lines."""
+        with self._lock:
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            if self._live is not None:
+                self._live.update(self.queue_table(), refresh=True)
 
     def queue_table(self) -> Table:
         table = Table(title="Scheduling queue")
-        for name in (*QUEUES, WAITING):
-            table.add_column(name)
         with self._lock:
+            # A step that queues pods in a FIFO has none of the three queues: show what it has.
+            fifo = any(v.queue == FIFO for v in self.pods.values())
+            names = (FIFO, WAITING) if fifo or self._fifo_seen else (*QUEUES, WAITING)
+            self._fifo_seen = self._fifo_seen or fifo
             columns = [
                 sorted(p.rsplit("/", 1)[-1] for p, v in self.pods.items() if v.queue == q)
-                for q in (*QUEUES, WAITING)
+                for q in names
             ]
+        for name in names:
+            table.add_column(name)
         for row in range(max((len(c) for c in columns), default=0)):
             table.add_row(*(c[row] if row < len(c) else "" for c in columns))
         return table
@@ -179,17 +375,27 @@ class Report:
         return table
 
     def why(self, pod: str, node: str | None) -> str:
-        """One line on the decision: the winning scores, or why the pod is pending."""
+        """One line on the decision: how the node was chosen, or why the pod is pending."""
         with self._lock:
             view = self._find(pod)
             if view is None:
                 return ""
-            if node and node in view.scores:
-                total = sum(view.scores[node].values())
-                per_plugin = ", ".join(f"{p} {s}" for p, s in sorted(view.scores[node].items()))
-                return f"score {total} ({per_plugin})"
-            if not node and view.message:
+            if not node:
                 return view.message
+            if node in view.scores:
+                totals = {n: sum(s.values()) for n, s in view.scores.items()}
+                per_plugin = ", ".join(f"{p} {s}" for p, s in sorted(view.scores[node].items()))
+                why = f"score {totals[node]} ({per_plugin})"
+                tied = sum(1 for t in totals.values() if t == totals[node])
+                if tied > 1 and totals[node] == max(totals.values()):
+                    why += f"; {tied} nodes tied, picked at random"
+                return why
+            if view.passed == 1:
+                return f"1 of {view.nodes} nodes passed Filter"
+            if view.passed > 1:
+                return f"random among the {view.passed} of {view.nodes} nodes that passed Filter"
+            if view.among:
+                return f"random pick among {view.among} nodes"
             return ""
 
     def bound_node(self, pod: str) -> str:
@@ -227,6 +433,15 @@ class Report:
                     table.add_row(node, "passed", scores + mark)
         return table
 
+    def held(self) -> dict[str, int]:
+        """What the report holds: pod views, and per-node results (filters and scores)."""
+        with self._lock:
+            return {
+                "pods": len(self.pods),
+                "node_results": sum(len(v.filters) + len(v.scores) for v in self.pods.values()),
+                "window": len(self._recent),
+            }
+
     def _find(self, pod: str) -> PodView | None:
         """The view for ``pod``, given as ``namespace/name`` or just ``name``."""
         if pod in self.pods:
@@ -237,8 +452,51 @@ class Report:
         return None
 
     def print(self, *renderables: Any) -> None:
-        for r in renderables:
-            self.console.print(r)
+        with self._lock:
+            for r in renderables:
+                self.console.print(r)
+
+
+class _LogStream:
+    """What logging's handlers write to while the live view is on: each complete line is
+    printed through the report, so it cannot land in the middle of a redraw of the table.
+    ``_partial`` (the text after the last newline) is guarded by the report's lock."""
+
+    def __init__(self, report: Report) -> None:
+        self._report = report
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        with self._report._lock:
+            *lines, self._partial = (self._partial + text).split("\n")
+            for line in lines:
+                self._report._print_log_line(line)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+
+def _redirect_terminal_logs(stream: _LogStream) -> list[tuple[logging.StreamHandler[Any], Any]]:
+    """Point the root logger's handlers that write to a terminal at ``stream``; return each
+    handler with the stream it had, to put back."""
+    replaced = []
+    for handler in logging.getLogger().handlers:
+        if type(handler) is logging.StreamHandler and _is_terminal(handler.stream):
+            replaced.append((handler, handler.setStream(stream)))
+    return replaced
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False
+
+
+def _seconds(value: float) -> str:
+    """8.0 -> "8s", 0.5 -> "0.5s" (Go's time.Duration style, as the steps' messages)."""
+    return f"{value:g}s"
 
 
 def _natural(name: str) -> tuple[str, int]:

@@ -201,7 +201,7 @@ def run_step(
                 step.slug,
                 timeout=timeout,
                 wait_for_cache=_cache_probe(scheduler, c),
-                say=lambda line: report.console.print(line, markup=False, highlight=False),
+                report=report,
             )
             reachable = True
             try:

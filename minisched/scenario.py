@@ -14,16 +14,26 @@ Scenarios are written to behave on a shared real cluster as well as on the embed
   would leave it Terminating for ever.
 
 Waiting is done on a watch with a deadline, never by sleeping.
+
+Given the run's ``Report``, a scenario prints through it: each action's line ("created node
+node5") comes before the lines of what the action caused (the scheduler's informer sees the
+node, and moves pods, before the create call returns); the scenario's pods are followed, so
+their per-node detail is kept for the summary; and the cleanup prints nothing: the story ends
+with the scenario's last line.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client, watch
+
+if TYPE_CHECKING:
+    from .report import Report
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +55,14 @@ class Scenario:
         timeout: float = 30.0,
         wait_for_cache: Callable[[str, Iterable[str]], bool] | None = None,
         say: Callable[[str], None] = print,
+        report: Report | None = None,
     ) -> None:
         self.api_client = api_client
         self.core = client.CoreV1Api(api_client)
         self.name = name
         self.timeout = timeout
-        self.say = say
+        self.report = report
+        self.say = report.say if report is not None else say
         self._wait_for_cache = wait_for_cache
         self.namespace = ""
         self.nodes: list[str] = []
@@ -73,7 +85,12 @@ class Scenario:
         self.cleanup()
 
     def cleanup(self) -> None:
-        """Delete this run's pods (grace 0), its namespace and its labelled nodes."""
+        """Delete this run's pods (grace 0), its namespace and its labelled nodes.
+
+        With a report, silently: the queue moves the deletions cause are not the story's.
+        """
+        if self.report is not None:
+            self.report.mute()
         if self.namespace:
             try:
                 self.core.delete_collection_namespaced_pod(self.namespace, grace_period_seconds=0)
@@ -104,11 +121,6 @@ class Scenario:
             ),
             spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
         )
-        created = self.core.create_node(node)
-        # A Node's create keeps the status it is sent (a kubelet registers its Node that way; it
-        # is a Pod's create that resets status). This writes it separately, through /status as a
-        # kubelet's later updates do, so informers see an Add without status, then an update
-        # (NodeAllocatableChange): step 7's chapter shows both.
         status = {
             "capacity": resources,
             "allocatable": resources,
@@ -116,9 +128,15 @@ class Scenario:
                 {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
             ],
         }
-        self.core.patch_node_status(name, {"status": status})
+        line = f"scenario: created node {name}" + (" (unschedulable)" if unschedulable else "")
+        with self._announce(line, "node", name):
+            created = self.core.create_node(node)
+            # A Node's create keeps the status it is sent (a kubelet registers its Node that
+            # way; it is a Pod's create that resets status). This writes it separately, through
+            # /status as a kubelet's later updates do, so informers see an Add without status,
+            # then an update (NodeAllocatableChange): step 7's chapter shows both.
+            self.core.patch_node_status(name, {"status": status})
         self.nodes.append(name)
-        self.say(f"scenario: created node {name}" + (" (unschedulable)" if unschedulable else ""))
         return created
 
     def create_pod(
@@ -144,10 +162,26 @@ class Scenario:
                 priority=priority,
             ),
         )
-        created = self.core.create_namespaced_pod(self.namespace, pod)
+        if self.report is not None:
+            self.report.follow(f"{self.namespace}/{name}")
+        with self._announce(f"scenario: created pod {name}", "pod", name):
+            created = self.core.create_namespaced_pod(self.namespace, pod)
         self.pods.append(name)
-        self.say(f"scenario: created pod {name}")
         return created
+
+    @contextmanager
+    def _announce(self, line: str, kind: str, name: str) -> Iterator[None]:
+        """Run the action (creating ``kind`` ``name``), then say ``line``: through the report,
+        ahead of what it caused. The report holds the scheduler's lines until the scheduler
+        has seen the object too, so that what the object causes (its informer handlers run
+        right after the cache has it) is not held back behind the next action's line."""
+        if self.report is not None:
+            with self.report.announce(line):
+                yield
+                self.scheduler_has_seen(kind, [name])
+        else:
+            yield
+            self.say(line)
 
     def scheduler_has_seen(self, kind: str, names: Iterable[str]) -> None:
         """Wait until the scheduler's informer cache holds these objects.
@@ -215,4 +249,13 @@ class Scenario:
             return all(n in pods and pods[n].spec.node_name for n in wanted)
 
         pods = self.wait_for(all_bound, timeout)
-        return {n: (pods[n].spec.node_name if n in pods else None) for n in wanted}
+        bindings = {n: (pods[n].spec.node_name if n in pods else None) for n in wanted}
+        report = self.report
+        if report is not None:
+            # The scheduler records a binding once its bind call returns, which may be after
+            # this watch saw the pod bound: wait for those lines, so that they print before
+            # the story's end (what the cleanup causes is not printed).
+            keys = [f"{self.namespace}/{n}" for n, node in bindings.items() if node]
+            if not report.wait_until(lambda: all(report.bound_node(k) for k in keys), 10.0):
+                log.warning("the scheduler did not report the bindings of %s in time", keys)
+        return bindings

@@ -34,28 +34,41 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
     1: (
         # node0..node9 are seen in creation order; each pod costs one randrange(10).
         lambda b: list(b.values()) == _random_nodes(SEED, 3, 10),
-        ["bound    minisched-random-"],
+        ["bound    minisched-random-", "random pick among 10 nodes"],
     ),
     2: (
         # pod1 fits node10 only; pod-tolerant passes everywhere: one randrange(11).
         lambda b: b == {"pod1": "node10", "pod-tolerant": _random_nodes(SEED, 1, 11)[0]},
-        ["NodeUnschedulable: node(s) were unschedulable", "bound    minisched-filter-"],
+        [
+            "NodeUnschedulable: node(s) were unschedulable",
+            "bound    minisched-filter-",
+            "1 of 11 nodes passed Filter",
+            "random among the 11 of 11 nodes that passed Filter",
+        ],
     ),
     3: (
         # pod8 scores 100 on node8; pod1 ties on node5..node9: seed 1 picks node8.
         lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
-        ["NodeNumber 100 <- selected", "bound    minisched-score-"],
+        [
+            "NodeNumber 100 <- selected",
+            "bound    minisched-score-",
+            "score 0 (NodeNumber 0); 5 nodes tied, picked at random",
+        ],
     ),
     4: (
         # As step 3: PreScore changes how NodeNumber computes, not what it decides.
         lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
-        ["NodeNumber 100 <- selected", "bound    minisched-prescore-"],
+        [
+            "NodeNumber 100 <- selected",
+            "bound    minisched-prescore-",
+            "/pod8: NodeNumber wrote PreScoreNodeNumber = PreScoreState(pod_suffix_number=8) to",
+        ],
     ),
     5: (
         # As step 3, each pod held on Permit for its node's digit (8 s on node8) first.
         lambda b: b["pod8"] == "node8" and b["pod1"] in _nodes(5, 10) and b["pod1"] == "node8",
         [
-            "on node8, Permit by NodeNumber",
+            "/pod8: on node8, Permit by NodeNumber (wait 8s, timeout 10s)",
             "NodeNumber 100 <- selected",
             "bound    minisched-permit-",
         ],
@@ -92,6 +105,29 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
 }
 
 
+# step -> lines that must print in this order: a scenario's action before what it caused.
+ORDER: dict[int, list[str]] = {
+    1: ["scenario: created pod pod1", "/pod1: -> activeQ (PodAdd)"],
+    7: [
+        "scenario: created pod pod8",
+        "/pod8: -> activeQ (PodAdd)",
+        "scenario: created node node5",
+        "/pod1: -> podBackoffQ (NodeAdd)",
+        "/pod8: -> podBackoffQ (NodeAdd)",
+        "scenario: created node node6",
+    ],
+    8: ["scenario: created node node5", "/pod1: -> podBackoffQ (NodeAdd)"],
+}
+
+# The steps whose story ends with a line of the scenario's own: nothing prints after it (the
+# cleanup's deletions move the pods, silently) until the summary tables.
+LAST_LINE = {
+    6: "scenario: pod1 is pending in unschedulableQ",
+    7: "scenario: pod1 and pod8 still pending",
+    8: "scenario: every pod is bound",
+}
+
+
 def run(step: int) -> tuple[dict[str, str | None], str]:
     out = io.StringIO()
     report = Report(Console(file=out, width=200, force_terminal=False), live=False)
@@ -109,3 +145,11 @@ def test_scenario(step: int) -> None:
     for pod, node in bindings.items():
         if node:
             assert f"{pod}" in output and node in output
+    at = 0
+    for line in ORDER.get(step, []):
+        found = output.find(line, at)
+        assert found >= 0, f"{line!r} missing or out of order:\n{output}"
+        at = found
+    if step in LAST_LINE:
+        story = output.split(f"Step {step}: where each pod went")[0].splitlines()
+        assert story[-1].startswith(LAST_LINE[step]), output

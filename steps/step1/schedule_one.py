@@ -46,7 +46,7 @@ def schedule_one(sched: Scheduler) -> None:
 
     # Simplified: no filtering and no scoring yet; every node is as good as any other.
     node_name = nodes[sched.rng.randrange(len(nodes))].metadata.name
-    sched.recorder.record("selected", pod=key, node=node_name)
+    sched.recorder.record("selected", pod=key, node=node_name, among=len(nodes))
 
     err = bind(sched, pod, node_name)
     if err == POD_NOT_FOUND:

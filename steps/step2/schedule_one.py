@@ -138,6 +138,7 @@ def find_nodes_that_fit_pod(
         sched.recorder.record(
             "filter", pod=key, node=name, plugin=status.failed_plugin, reason=status.message()
         )
+    sched.recorder.record("feasible", pod=key, passed=len(feasible_nodes), nodes=len(nodes))
     return feasible_nodes, diagnosis
 
 

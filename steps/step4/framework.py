@@ -15,6 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubernetes.client import V1Node, V1Pod
 
+from minisched.report import Recorder
+
 from .cycle_state import CycleState
 
 # --- Code and Status ---------------------------------------------------------------------------
@@ -114,6 +116,10 @@ class PluginToStatus(dict[str, Status]):
 
 class Handle(Protocol):
     """What plugins may ask of the framework that runs them (upstream: Handle)."""
+
+    # Not in upstream's Handle: plugins tell the report what they did (upstream plugins only
+    # log it), e.g. what PreScore wrote to CycleState.
+    recorder: Recorder
 
 
 @runtime_checkable

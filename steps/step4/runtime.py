@@ -13,6 +13,8 @@ from typing import Any
 
 from kubernetes.client import V1Node, V1Pod
 
+from minisched.report import NullRecorder, Recorder
+
 from . import framework
 from .cycle_state import CycleState
 
@@ -53,7 +55,9 @@ class Framework:
         self,
         registry: Registry,
         profile: Plugins,
+        recorder: Recorder | None = None,
     ) -> None:
+        self.recorder = recorder or NullRecorder()
         self.filter_plugins: list[framework.FilterPlugin] = []
         self.pre_score_plugins: list[framework.PreScorePlugin] = []
         self.score_plugins: list[framework.ScorePlugin] = []

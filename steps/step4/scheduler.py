@@ -56,6 +56,7 @@ class Scheduler:
         self.framework = runtime.Framework(
             plugins.new_registry(),
             plugins.default_plugins(),
+            recorder=self.recorder,
         )
 
         self.pod_informer = Informer(

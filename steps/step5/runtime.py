@@ -16,6 +16,7 @@ from kubernetes.client import V1Node, V1Pod
 
 from minisched.clock import Clock
 from minisched.informer import meta_namespace_key
+from minisched.report import NullRecorder, Recorder
 
 from . import framework
 from .cycle_state import CycleState
@@ -63,8 +64,10 @@ class Framework:
         registry: Registry,
         profile: Plugins,
         clock: Clock,
+        recorder: Recorder | None = None,
     ) -> None:
         self.clock = clock
+        self.recorder = recorder or NullRecorder()
         self.waiting_pods = WaitingPodsMap()
         self.filter_plugins: list[framework.FilterPlugin] = []
         self.pre_score_plugins: list[framework.PreScorePlugin] = []

@@ -61,6 +61,7 @@ class Scheduler:
             plugins.new_registry(),
             plugins.default_plugins(),
             clock,
+            recorder=self.recorder,
         )
 
         self.pod_informer = Informer(

@@ -36,8 +36,9 @@ class SchedulingQueue:
         key = meta_namespace_key(pod)
         with self._lock:
             self._fifo[key] = pod
+            # Recorded before the scheduling thread can pop the pod: its lines come after.
+            self.recorder.record("queue", pod=key, queue="FIFO", event="PodAdd")
             self._lock.notify()
-        self.recorder.record("queue", pod=key, queue="FIFO", event="PodAdd")
 
     def update(self, old_pod: V1Pod, new_pod: V1Pod) -> None:
         """A queued pod changed: keep the newest version in its place, or queue it."""

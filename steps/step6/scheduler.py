@@ -60,6 +60,7 @@ class Scheduler:
             plugins.new_registry(),
             plugins.default_plugins(),
             clock,
+            recorder=self.recorder,
         )
         self.scheduling_queue = PriorityQueue(
             self.framework.queue_sort_func(),

@@ -16,6 +16,7 @@ from kubernetes.client import V1Node, V1Pod
 
 from minisched.clock import Clock
 from minisched.informer import meta_namespace_key
+from minisched.report import NullRecorder, Recorder
 
 from . import framework
 from .cycle_state import CycleState
@@ -64,8 +65,10 @@ class Framework:
         registry: Registry,
         profile: Plugins,
         clock: Clock,
+        recorder: Recorder | None = None,
     ) -> None:
         self.clock = clock
+        self.recorder = recorder or NullRecorder()
         self.waiting_pods = WaitingPodsMap()
         # For each cluster event, the plugins that registered it; the queue reads it to move
         # only the pods such an event may help (upstream: the clusterEventMap option).

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from kubernetes.client import V1Node, V1Pod
 
 from minisched.clock import Clock
+from minisched.report import Recorder
 
 from .cycle_state import CycleState
 
@@ -132,6 +133,9 @@ class Handle(Protocol):
     # Not in upstream's Handle: plugins read time and arm timers through the scheduler's clock,
     # so tests can drive them with a FakeClock (upstream plugins call time.AfterFunc).
     clock: Clock
+    # Not in upstream's Handle: plugins tell the report what they did (upstream plugins only
+    # log it), e.g. what PreScore wrote to CycleState.
+    recorder: Recorder
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
 
