@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from aiohttp import web
+from aiohttp import web, web_protocol, web_server
+from aiohttp.http_exceptions import BadHttpMethod
 
 from . import discovery, errors, openapi, patch, table
 from .errors import ApiError
@@ -734,6 +735,51 @@ def build_app(api: ApiServer) -> web.Application:
     return app
 
 
+class _StatusRequestHandler(web_protocol.RequestHandler):
+    """aiohttp's connection handler, answering requests it cannot parse with a Status.
+
+    aiohttp answers an HTTP request line or header it cannot parse (``FOO /api/v1/pods``:
+    its parser knows only the standard methods) with plain text before any handler runs.
+    Go's net/http passes any method through, and kube-apiserver answers an unknown one with
+    ``405 MethodNotAllowed``; for other malformed requests we answer a ``400 BadRequest``
+    Status where net/http writes plain text, so every answer stays a Status.
+    """
+
+    def handle_error(
+        self,
+        request: Any,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        plain = super().handle_error(request, status, exc, message)  # logs; may raise
+        if status == 500:
+            body = errors.status_body(500, "InternalError", "Internal error occurred")
+        elif isinstance(exc, BadHttpMethod):
+            body = errors.method_not_allowed().body
+        else:
+            reason = str(getattr(exc, "message", "") or exc).strip().splitlines()
+            text = f"malformed HTTP request: {reason[0] if reason else status}"
+            body = errors.status_body(400, "BadRequest", text)
+            body["code"] = status
+        response = json_response(body, body["code"])
+        response.headers.update((k, v) for k, v in plain.headers.items() if k == "Connection")
+        response.force_close()
+        return response
+
+
+class _StatusServer(web_server.Server):
+    def __call__(self) -> web_protocol.RequestHandler:
+        return _StatusRequestHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _AppRunner(web.AppRunner):
+    async def _make_server(self) -> web_server.Server:
+        server = await super()._make_server()
+        server.__class__ = _StatusServer  # same state, our connection handler
+        return server
+
+
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -806,7 +852,7 @@ class Server:
             bookmark_interval=self.bookmark_interval,
             test_endpoints=self.test_endpoints,
         )
-        self._runner = web.AppRunner(
+        self._runner = _AppRunner(
             build_app(api), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
         )
         await self._runner.setup()
