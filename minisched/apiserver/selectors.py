@@ -272,10 +272,7 @@ def parse_field_selector(text: str | None, resource: str) -> list[FieldRequireme
         else:
             raise errors.bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
         if field not in supported:
-            raise errors.bad_request(
-                f'Unable to find "/v1, Resource={resource}" that match label selector "", '
-                f'field selector "{text}": field label not supported: {field}'
-            )
+            raise errors.bad_request(f"field label not supported: {field}")
         reqs.append(FieldRequirement(field, "!=" if op == "!=" else "=", value))
     return reqs
 
@@ -342,6 +339,7 @@ FIELD_GETTERS: dict[str, dict[str, Callable[[JSON], str]]] = {
     },
     "nodes": {**_META, "spec.unschedulable": _bool_path("spec", "unschedulable")},
     "namespaces": {**_META, "status.phase": _path("status", "phase")},
+    "priorityclasses": _META,
     "events": {
         **_NS_META,
         "involvedObject.kind": _path("involvedObject", "kind"),

@@ -38,7 +38,7 @@ from aiohttp.http_exceptions import BadHttpMethod
 
 from . import discovery, errors, openapi, patch, table
 from .errors import ApiError
-from .registry import RESOURCES, Registry, Resource
+from .registry import GROUPS, RESOURCES, Registry, Resource
 from .selectors import Selector
 from .store import BOOKMARK, ERROR, Expired, Store, Watcher, dumps, encode_event
 
@@ -69,8 +69,9 @@ class Route:
     watch_prefix: bool = False  # legacy /api/v1/watch/... paths
 
 
-def parse_api_path(parts: list[str]) -> Route:
-    """Parse the segments after ``/api/v1``; raise 404 for anything we do not serve."""
+def parse_api_path(parts: list[str], resources: dict[str, Resource] = RESOURCES) -> Route:
+    """Parse the segments after ``/api/v1`` (or ``/apis/{group}/{version}`` with that
+    version's ``resources``); raise 404 for anything we do not serve."""
     watch = False
     if parts and parts[0] == "watch":
         watch, parts = True, parts[1:]
@@ -80,9 +81,9 @@ def parse_api_path(parts: list[str]) -> Route:
     if not parts or not all(parts):
         raise errors.unknown_path()
     name = parts[0]
-    if namespace is not None and name == "bindings" and len(parts) == 1:
+    if namespace is not None and name == "bindings" and len(parts) == 1 and resources is RESOURCES:
         return Route(None, namespace)
-    res = RESOURCES.get(name)
+    res = resources.get(name)
     if res is None or (namespace is not None and not res.namespaced):
         raise errors.unknown_path()
     if namespace is None and res.namespaced and len(parts) > 1:
@@ -204,8 +205,100 @@ def _resource_version(text: str | None) -> int | None:
     return int(text)
 
 
-def json_response(body: JSON, status: int = 200) -> web.Response:
-    return web.Response(body=dumps(body) + b"\n", status=status, content_type=JSON_TYPE)
+def json_response(body: JSON, status: int = 200, content_type: str = JSON_TYPE) -> web.Response:
+    if content_type == JSON_TYPE:
+        return web.Response(body=dumps(body) + b"\n", status=status, content_type=JSON_TYPE)
+    # With media-type parameters (aggregated discovery): set the header as is.
+    return web.Response(
+        body=dumps(body) + b"\n", status=status, headers={"Content-Type": content_type}
+    )
+
+
+def aggregated_discovery_version(accept: str) -> str | None:
+    """The apidiscovery version (v2 or v2beta1) of the first Accept clause asking for an
+    ``APIGroupDiscoveryList``; None when the client wants the legacy documents."""
+    for clause in accept.split(","):
+        media, *raw = (p.strip() for p in clause.split(";"))
+        params = dict(p.split("=", 1) for p in raw if "=" in p)
+        if media.lower() not in ("application/json", "application/*", "*/*"):
+            continue
+        if params.get("as") != "APIGroupDiscoveryList":
+            return None  # a plain JSON clause listed first wins
+        if params.get("g") == "apidiscovery.k8s.io" and params.get("v") in ("v2", "v2beta1"):
+            return params["v"]
+    return None
+
+
+def _page_not_found() -> web.Response:
+    """Go's ``http.NotFound``: what kube-apiserver answers for a group it does not serve."""
+    return web.Response(
+        text="404 page not found\n", status=404, content_type="text/plain", charset="utf-8"
+    )
+
+
+def _list_options_errors(query: Any, watching: bool) -> list[errors.FieldError]:
+    """``ValidateListOptions`` (apimachinery ``internalversion/validation``): the checks on
+    sendInitialEvents and resourceVersionMatch. A sendInitialEvents that is present counts
+    as set, whatever its value (upstream's conversion leaves a bad value set)."""
+    send_initial = "sendInitialEvents" in query
+    match = query.get("resourceVersionMatch", "")
+    errs: list[errors.FieldError] = []
+    if not watching:
+        if match and not query.get("resourceVersion"):
+            errs.append(
+                errors.FieldError(
+                    "Forbidden",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if send_initial:
+            errs.append(
+                errors.FieldError(
+                    "Forbidden", "sendInitialEvents", "sendInitialEvents is forbidden for list"
+                )
+            )
+        return errs
+    if send_initial and match != "NotOlderThan":
+        errs.append(
+            errors.FieldError(
+                "Forbidden",
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if match:
+        if not send_initial:
+            errs.append(
+                errors.FieldError(
+                    "Forbidden",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided",
+                )
+            )
+        if match != "NotOlderThan":
+            errs.append(
+                errors.FieldError(
+                    "Unsupported",
+                    "resourceVersionMatch",
+                    'supported values: "NotOlderThan"',
+                    match,
+                )
+            )
+        if query.get("continue"):
+            errs.append(
+                errors.FieldError(
+                    "Forbidden",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+    return errs
+
+
+def _invalid_list_options(errs: list[errors.FieldError]) -> ApiError:
+    return errors.invalid("ListOptions", "", errs, group="meta.k8s.io", name_in_details=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,6 +436,13 @@ class ApiServer:
         if path in ("/version", "/api", "/apis", "/api/v1"):
             if method != "GET":
                 raise errors.method_not_allowed()
+            agg = aggregated_discovery_version(accept) if path in ("/api", "/apis") else None
+            if agg is not None:
+                return json_response(
+                    discovery.aggregated(path == "/api", agg),
+                    content_type=f"application/json;g=apidiscovery.k8s.io;v={agg};"
+                    "as=APIGroupDiscoveryList",
+                )
             negotiate(accept, allow_table=False, stream=False)
             if path == "/version":
                 return json_response(discovery.version_info())
@@ -359,10 +459,37 @@ class ApiServer:
         if path == "/minisched/compact" and self.test_endpoints and method == "POST":
             self.store.compact()
             return json_response(errors.success(200))
+        if path.startswith("/apis/"):
+            return await self._serve_group(request, method, body, accept)
         if not path.startswith("/api/v1/"):
             raise errors.unknown_path()
         parts = [unquote(p) for p in request.raw_path.split("?", 1)[0].rstrip("/").split("/")[3:]]
         route = parse_api_path(parts)
+        return await self._serve_route(request, route, method, body, accept)
+
+    async def _serve_group(
+        self, request: web.Request, method: str, body: bytes, accept: str
+    ) -> web.StreamResponse:
+        """``/apis/{group}[/{version}[/...]]``: discovery of a group, or its resources."""
+        raw = request.raw_path.split("?", 1)[0].rstrip("/")
+        parts = [unquote(p) for p in raw.split("/")[2:]]
+        group = parts[0]
+        if group not in GROUPS:
+            return _page_not_found()
+        if len(parts) <= 2:
+            if method != "GET":
+                raise errors.method_not_allowed()
+            if len(parts) == 1:
+                negotiate(accept, allow_table=False, stream=False)
+                return json_response(discovery.api_group(group))
+            if parts[1] not in GROUPS[group]:
+                raise errors.unknown_path()
+            negotiate(accept, allow_table=False, stream=False)
+            return json_response(discovery.group_resource_list(group, parts[1]))
+        served = GROUPS[group].get(parts[1])
+        if served is None:
+            raise errors.unknown_path()
+        route = parse_api_path(parts[2:], served)
         return await self._serve_route(request, route, method, body, accept)
 
     # ---- routing to verbs -------------------------------------------------------------------
@@ -380,6 +507,9 @@ class ApiServer:
             if method == "GET" and ("list" in verbs):
                 watching = route.watch_prefix or _bool_param(query, "watch")
                 wanted = negotiate(accept, allow_table=True, stream=watching)
+                option_errors = _list_options_errors(query, watching)
+                if option_errors:
+                    raise _invalid_list_options(option_errors)
                 if watching:
                     return await self._watch(request, res, route.namespace, wanted)
                 return self._list(res, route.namespace, query, wanted)
