@@ -265,7 +265,16 @@ MALFORMED: list[tuple[str, str, str, Any, str | None, dict[str, str], int, str]]
     ),
     ("unknown path", "GET", "/api/v1/namespaces/default/foos", None, None, {}, 404, "NotFound"),
     ("unknown root", "GET", "/nope", None, None, {}, 404, "NotFound"),
-    ("api group", "GET", "/apis/apps/v1", None, None, {}, 404, "NotFound"),
+    (
+        "unknown version of a group",
+        "GET",
+        "/apis/scheduling.k8s.io/v9",
+        None,
+        None,
+        {},
+        404,
+        "NotFound",
+    ),
     ("pod without namespace", "GET", "/api/v1/pods/p", None, None, {}, 404, "NotFound"),
     ("put collection", "PUT", PODS, POD, J, {}, 405, "MethodNotAllowed"),
     ("post object", "POST", P, POD, J, {}, 405, "MethodNotAllowed"),
@@ -541,3 +550,13 @@ def test_data_dir_keeps_objects_across_a_restart(tmp_path: Any) -> None:
         assert event["type"] == "ERROR" and event["object"]["code"] == 410
     finally:
         assert second.stop() == 0
+
+
+@pytest.mark.parametrize("path", ["/apis/apps/v1", "/apis/cf.example.com", "/apis/x/v1/foos"])
+def test_unknown_group_is_go_mux_404(server: Server, http: urllib3.PoolManager, path: str) -> None:
+    """kube-apiserver has no route for a group it does not serve: Go's mux answers plain text
+    (recorded in case discovery-unknown-group), not a Status."""
+    r = call(server, http, "GET", path)
+    assert r.status == 404
+    assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert r.data == b"404 page not found\n"
