@@ -441,10 +441,12 @@ class Registry:
                 )
             value, policy = pc["value"], pc.get("preemptionPolicy")
         else:
-            default = next(
-                (c for c in self.store.list("priorityclasses", None) if c.get("globalDefault")),
-                None,
-            )
+            # With several globalDefault classes (possible only by racing creates), the one
+            # with the smallest value wins, as upstream's getDefaultPriorityClass.
+            defaults_ = [
+                c for c in self.store.list("priorityclasses", None) if c.get("globalDefault")
+            ]
+            default = min(defaults_, key=lambda c: c["value"], default=None)
             value = 0
             if default is not None:
                 value, policy = default["value"], default.get("preemptionPolicy")

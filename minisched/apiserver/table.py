@@ -133,6 +133,31 @@ NAMESPACE_COLUMNS = [
     _col("Age", _AGE_DESC),
 ]
 
+PRIORITY_CLASS_COLUMNS = [
+    _col("Name", _NAME_DESC, fmt="name"),
+    _col(
+        "Value",
+        "value represents the integer value of this priority class. This is the actual "
+        "priority that pods receive when they have the name of this class in their pod spec.",
+        kind="integer",
+    ),
+    _col(
+        "Global-Default",
+        "globalDefault specifies whether this PriorityClass should be considered as the default "
+        "priority for pods that do not have any priority class. Only one PriorityClass can be "
+        "marked as `globalDefault`. However, if more than one PriorityClasses exists with their "
+        "`globalDefault` field set to true, the smallest value of such global default "
+        "PriorityClasses will be used as the default priority.",
+        kind="boolean",
+    ),
+    _col("Age", _AGE_DESC),
+    _col(
+        "PreemptionPolicy",
+        "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, "
+        "PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+    ),
+]
+
 EVENT_COLUMNS = [
     _col("Last Seen", "Time when last event occurred"),
     _col("Type", "Type of this event (Normal, Warning), new types could be added in the future."),
@@ -283,6 +308,16 @@ def _namespace_row(ns: JSON, now: float) -> list[Any]:
     return [ns["metadata"]["name"], (ns.get("status") or {}).get("phase") or "", age(ns, now)]
 
 
+def _priority_class_row(pc: JSON, now: float) -> list[Any]:
+    return [
+        pc["metadata"]["name"],
+        pc.get("value", 0),
+        bool(pc.get("globalDefault")),
+        age(pc, now),
+        pc.get("preemptionPolicy") or "",
+    ]
+
+
 def _event_row(ev: JSON, now: float) -> list[Any]:
     obj = ev.get("involvedObject") or {}
     source = ev.get("source") or {}
@@ -310,6 +345,7 @@ _PRINTERS: dict[str, tuple[list[JSON], Callable[[JSON, float], list[Any]]]] = {
     "nodes": (NODE_COLUMNS, _node_row),
     "namespaces": (NAMESPACE_COLUMNS, _namespace_row),
     "events": (EVENT_COLUMNS, _event_row),
+    "priorityclasses": (PRIORITY_CLASS_COLUMNS, _priority_class_row),
 }
 
 
