@@ -61,9 +61,9 @@ def ordered(obj: JSON, order: list[str]) -> JSON:
     return out
 
 
-def order_object(kind: str, obj: JSON) -> JSON:
+def order_object(kind: str, obj: JSON, api_version: str | None = None) -> JSON:
     """Top-level layout kind, apiVersion, metadata, then the rest, as the real server writes."""
-    out: JSON = {"kind": kind, "apiVersion": API_VERSIONS.get(kind, "v1")}
+    out: JSON = {"kind": kind, "apiVersion": api_version or API_VERSIONS.get(kind, "v1")}
     if "metadata" in obj:
         meta = {k: v for k, v in obj["metadata"].items() if k not in _OMIT_EMPTY or v}
         out["metadata"] = ordered(meta, _META_ORDER)

@@ -48,6 +48,14 @@ class Resource:
     watch_from_storage: bool = False
     group: str = ""  # "" is the core group, served under /api/v1
     version: str = "v1"
+    store_name: str = ""  # the store's name for these objects, when not ``name``
+    # Served only so that a real kube-scheduler's informers can list and watch them: no
+    # defaulting or validation (nothing here creates them, except events.k8s.io Events).
+    stub: bool = False
+
+    @property
+    def store_key(self) -> str:
+        return self.store_name or self.name
 
     @property
     def list_kind(self) -> str:
@@ -112,9 +120,79 @@ PRIORITY_CLASSES = Resource(
     "1QwjyaZjj3Y=",
     group="scheduling.k8s.io",
 )
+_READ = ("get", "list", "watch")
+
+
+def _stub(name: str, kind: str, namespaced: bool, group: str = "", short: tuple = ()) -> Resource:
+    return Resource(name, kind.lower(), kind, namespaced, _READ, short, group=group, stub=True)
+
+
+# Not implemented: these are served only as empty, read-only collections (list and watch
+# work), because a real kube-scheduler's informers list and watch them and do not start
+# scheduling until every list succeeded. Nothing here creates, stores or checks them.
+STUB_CORE = (
+    _stub("persistentvolumeclaims", "PersistentVolumeClaim", True, short=("pvc",)),
+    _stub("persistentvolumes", "PersistentVolume", False, short=("pv",)),
+    _stub("replicationcontrollers", "ReplicationController", True, short=("rc",)),
+    _stub("services", "Service", True, short=("svc",)),
+)
+RESOURCES.update((r.name, r) for r in STUB_CORE)
+# events.k8s.io/v1 Events (what kube-scheduler posts). Simplified: stored apart from core/v1
+# Events, as posted (upstream stores both in one place, converted, and validates them).
+EVENTS_V1 = Resource(
+    "events",
+    "event",
+    "Event",
+    True,
+    _ALL_VERBS,
+    ("ev",),
+    group="events.k8s.io",
+    store_name="events.events.k8s.io",
+    stub=True,
+)
+
 # The API groups served under /apis: group -> version -> plural -> Resource.
 GROUPS: dict[str, dict[str, dict[str, Resource]]] = {
     "scheduling.k8s.io": {"v1": {PRIORITY_CLASSES.name: PRIORITY_CLASSES}},
+    "apps": {
+        "v1": {
+            r.name: r
+            for r in (
+                _stub("replicasets", "ReplicaSet", True, "apps", ("rs",)),
+                _stub("statefulsets", "StatefulSet", True, "apps", ("sts",)),
+            )
+        }
+    },
+    "events.k8s.io": {"v1": {"events": EVENTS_V1}},
+    "policy": {
+        "v1": {
+            "poddisruptionbudgets": _stub(
+                "poddisruptionbudgets", "PodDisruptionBudget", True, "policy", ("pdb",)
+            )
+        }
+    },
+    "storage.k8s.io": {
+        "v1": {
+            r.name: r
+            for r in (
+                _stub("csidrivers", "CSIDriver", False, "storage.k8s.io"),
+                _stub("csinodes", "CSINode", False, "storage.k8s.io"),
+                _stub("csistoragecapacities", "CSIStorageCapacity", True, "storage.k8s.io"),
+                _stub("storageclasses", "StorageClass", False, "storage.k8s.io", ("sc",)),
+                _stub("volumeattachments", "VolumeAttachment", False, "storage.k8s.io"),
+            )
+        }
+    },
+    "resource.k8s.io": {
+        "v1": {
+            r.name: r
+            for r in (
+                _stub("deviceclasses", "DeviceClass", False, "resource.k8s.io"),
+                _stub("resourceclaims", "ResourceClaim", True, "resource.k8s.io"),
+                _stub("resourceslices", "ResourceSlice", False, "resource.k8s.io"),
+            )
+        }
+    },
 }
 
 # Upstream: pkg/apis/scheduling (SystemPriorityClasses), created by the apiserver at start.
@@ -188,7 +266,9 @@ def rfc3339(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-def decode(expected: str, body: Any, api_version_wanted: str = "v1") -> JSON:
+def decode(
+    expected: str, body: Any, api_version_wanted: str = "v1", check_types: bool = True
+) -> JSON:
     """Check a request body's kind, apiVersion and JSON types like the Go decoder does."""
     if not isinstance(body, dict):
         raise errors.bad_request(
@@ -221,7 +301,8 @@ def decode(expected: str, body: Any, api_version_wanted: str = "v1") -> JSON:
             '"pkg/api/legacyscheme/scheme.go:30"'
         )
     try:
-        validation.check_types(expected, body)
+        if check_types:
+            validation.check_types(expected, body)
     except validation.DecodeError as exc:
         raise _cannot_handle(expected, exc, api_version_wanted) from None
     body.setdefault("metadata", {})
@@ -291,7 +372,7 @@ class Registry:
     # ---- helpers ----------------------------------------------------------------------------
 
     def _existing(self, res: Resource, namespace: str | None, name: str) -> JSON:
-        obj = self.store.get(res.name, (namespace or "", name))
+        obj = self.store.get(res.store_key, (namespace or "", name))
         if obj is None:
             raise errors.not_found(res.name, name, res.group)
         return obj
@@ -321,7 +402,7 @@ class Registry:
     ) -> JSON:
         """Create an object; ``trusted`` (the server's own bootstrap objects) skips the
         official-client check, so start-up does not import the client's models."""
-        obj = decode(res.kind, body, res.api_version)
+        obj = decode(res.kind, body, res.api_version, not res.stub)
         meta = obj["metadata"]
         if res.namespaced:
             assert namespace is not None
@@ -359,12 +440,12 @@ class Registry:
             )
         if not trusted:
             self._admit_create(res, obj)
-        if self.store.get(res.name, (namespace or "", meta["name"])) is not None:
+        if self.store.get(res.store_key, (namespace or "", meta["name"])) is not None:
             raise errors.already_exists(res.name, meta["name"], res.group)
-        obj = defaults.order_object(res.kind, obj)
-        if not trusted:
+        obj = defaults.order_object(res.kind, obj, res.api_version)
+        if not trusted and not res.stub:
             _check_client_readable(res.kind, obj)
-        return self.store.insert(res.name, obj)
+        return self.store.insert(res.store_key, obj)
 
     def _prepare_for_create(self, res: Resource, obj: JSON) -> None:
         obj["metadata"].pop("generation", None)
@@ -474,7 +555,7 @@ class Registry:
         body: Any,
         subresource: str = "",
     ) -> JSON:
-        obj = decode(res.kind, body, res.api_version)
+        obj = decode(res.kind, body, res.api_version, not res.stub)
         meta = obj["metadata"]
         if res.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
             raise errors.bad_request(
@@ -510,10 +591,11 @@ class Registry:
                     )
                 patched = patch.merge_patch(current, body)
             else:
-                patched = patch.strategic_merge_patch(current, body, patch.SCHEMAS[res.name])
+                schema = patch.SCHEMAS.get(res.name, patch.EVENT_SCHEMA)  # metadata only
+                patched = patch.strategic_merge_patch(current, body, schema)
         except patch.PatchError:
             raise errors.patch_rejected() from None
-        obj = decode(res.kind, patched, res.api_version)
+        obj = decode(res.kind, patched, res.api_version, not res.stub)
         if obj["metadata"].get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({obj['metadata'].get('name') or ''}) does not match "
@@ -588,12 +670,13 @@ class Registry:
             raise errors.invalid(res.kind, name, errs, group=res.group)
         if res is PODS and new.get("spec") != existing.get("spec"):
             new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
-        new = defaults.order_object(res.kind, new)
+        new = defaults.order_object(res.kind, new, res.api_version)
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         if new == existing:
             return existing  # a no-op update writes nothing (etcd3 GuaranteedUpdate)
-        _check_client_readable(res.kind, new)
-        stored = self.store.replace(res.name, new, existing)
+        if not res.stub:
+            _check_client_readable(res.kind, new)
+        stored = self.store.replace(res.store_key, new, existing)
         return self._finish_if_deleted(res, stored)
 
     def _finish_if_deleted(self, res: Resource, obj: JSON) -> JSON:
@@ -604,7 +687,7 @@ class Registry:
             and not meta.get("finalizers")
             and meta.get("deletionGracePeriodSeconds", 0) == 0
         ):
-            return self.store.remove(res.name, obj)
+            return self.store.remove(res.store_key, obj)
         return obj
 
     # ---- delete -----------------------------------------------------------------------------
@@ -645,7 +728,7 @@ class Registry:
             return self._delete_pod(existing, options.get("gracePeriodSeconds")), existing
         if existing["metadata"].get("finalizers"):
             return self._mark_deleted(res, existing, 0), existing
-        last = self.store.remove(res.name, existing)
+        last = self.store.remove(res.store_key, existing)
         details: JSON = {"name": name}
         if res.group:
             details["group"] = res.group
@@ -661,8 +744,8 @@ class Registry:
             meta["generation"] = int(meta["generation"]) + 1
         meta["deletionTimestamp"] = rfc3339(self.now() + grace)
         meta["deletionGracePeriodSeconds"] = grace
-        new = defaults.order_object(res.kind, new)
-        return self.store.replace(res.name, new, existing)
+        new = defaults.order_object(res.kind, new, res.api_version)
+        return self.store.replace(res.store_key, new, existing)
 
     def _delete_pod(self, existing: JSON, grace: Any) -> JSON:
         spec, meta = existing.get("spec") or {}, existing["metadata"]
@@ -728,12 +811,12 @@ class Registry:
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             return
         for res in (PODS, EVENTS):
-            for obj in self.store.list(res.name, name):
-                current = self.store.get(res.name, (name, obj["metadata"]["name"]))
+            for obj in self.store.list(res.store_key, name):
+                current = self.store.get(res.store_key, (name, obj["metadata"]["name"]))
                 if current is not None:
                     if res is PODS and not current["metadata"].get("deletionTimestamp"):
                         current = self._mark_deleted(PODS, current, 0)
-                    self.store.remove(res.name, current)
+                    self.store.remove(res.store_key, current)
         now = rfc3339(self.now())
         new = clone(ns)
         new["status"] = {
@@ -750,7 +833,7 @@ class Registry:
         self, res: Resource, namespace: str | None, selector: Selector, options: JSON
     ) -> JSON:
         """Delete every matching object; answer their list as it was before the deletion."""
-        before = self.store.list(res.name, namespace, selector)
+        before = self.store.list(res.store_key, namespace, selector)
         for obj in before:
             meta = obj["metadata"]
             self.delete(res, meta.get("namespace"), meta["name"], {**options, "preconditions": {}})

@@ -259,7 +259,7 @@ def parse_field_selector(text: str | None, resource: str) -> list[FieldRequireme
     """Parse ``spec.nodeName=,status.phase!=Failed`` for ``resource``; 400 on errors."""
     if not text or not text.strip():
         return []
-    supported = FIELD_GETTERS[resource]
+    supported = FIELD_GETTERS.get(resource, _NS_META)  # the resources served as stubs
     reqs = []
     for term in _split_unescaped(text, ","):
         if not term:
@@ -292,7 +292,7 @@ def _find_unescaped(term: str, op: str) -> int:
 def fields_match(reqs: list[FieldRequirement], resource: str, obj: JSON) -> bool:
     if not reqs:
         return True
-    getters = FIELD_GETTERS[resource]
+    getters = FIELD_GETTERS.get(resource, _NS_META)
     for r in reqs:
         have = getters[r.field](obj)
         if (have == r.value) != (r.op == "="):

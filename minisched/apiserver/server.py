@@ -306,12 +306,14 @@ def _invalid_list_options(errs: list[errors.FieldError]) -> ApiError:
 # --------------------------------------------------------------------------------------------
 
 
-def bookmark_object(kind: str, rv: int, initial_events_end: bool = False) -> JSON:
+def bookmark_object(
+    kind: str, rv: int, initial_events_end: bool = False, api_version: str = "v1"
+) -> JSON:
     """What an empty Go object of ``kind`` serializes to, carrying only a resourceVersion."""
     meta: JSON = {"resourceVersion": str(rv)}
     if initial_events_end:
         meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-    obj: JSON = {"kind": kind, "apiVersion": "v1", "metadata": meta}
+    obj: JSON = {"kind": kind, "apiVersion": api_version, "metadata": meta}
     if kind == "Pod":
         obj.update(spec={"containers": None}, status={})
     elif kind == "Node":
@@ -647,7 +649,7 @@ class ApiServer:
         list_rv = self.store.rv
         if match == "Exact" and rv is not None:
             try:
-                items = self.store.list_at(res.name, namespace, selector, rv)
+                items = self.store.list_at(res.store_key, namespace, selector, rv)
             except Expired:
                 raise errors.expired(
                     "The resourceVersion for the provided list is too old."
@@ -656,7 +658,7 @@ class ApiServer:
         else:
             if rv is not None and rv > self.store.rv:
                 raise errors.too_large_resource_version(rv, self.store.rv)
-            items = self.store.list(res.name, namespace, selector)
+            items = self.store.list(res.store_key, namespace, selector)
         # Paging: resourceVersion=0 ignores limit (served from the cache upstream).
         # Simplified: a continue token resumes after a key in the *current* state, not in a
         # snapshot taken at the first page's resourceVersion.
@@ -707,7 +709,7 @@ class ApiServer:
         # the live events.
         start_rv = self.store.rv
         try:
-            initial, watcher = self.store.watch(res.name, namespace, selector, from_rv)
+            initial, watcher = self.store.watch(res.store_key, namespace, selector, from_rv)
         except Expired:
             watcher = None
             if res.watch_from_storage:
@@ -724,7 +726,11 @@ class ApiServer:
             )
             lines = [writer.encode(t, obj) for t, obj in initial]
             if watcher is not None and bookmarks and from_rv is None:
-                lines.append(encode_event(BOOKMARK, bookmark_object(res.kind, start_rv, True)))
+                lines.append(
+                    encode_event(
+                        BOOKMARK, bookmark_object(res.kind, start_rv, True, res.api_version)
+                    )
+                )
             if lines:
                 await response.write(b"".join(lines))
             if watcher is not None:
@@ -778,7 +784,10 @@ class ApiServer:
                 current = self.store.rv
                 if current > sent_rv:
                     await writer.response.write(
-                        encode_event(BOOKMARK, bookmark_object(res.kind, current))
+                        encode_event(
+                            BOOKMARK,
+                            bookmark_object(res.kind, current, api_version=res.api_version),
+                        )
                     )
                     sent_rv = current
             if due_timeout:

@@ -308,6 +308,14 @@ def _namespace_row(ns: JSON, now: float) -> list[Any]:
     return [ns["metadata"]["name"], (ns.get("status") or {}).get("phase") or "", age(ns, now)]
 
 
+# Upstream's default table convertor (rest.NewDefaultTableConvertor), for the stub resources.
+DEFAULT_COLUMNS = [_col("Name", _NAME_DESC, fmt="name"), _col("Created At", _AGE_DESC, fmt="date")]
+
+
+def _default_row(obj: JSON, now: float) -> list[Any]:
+    return [obj["metadata"]["name"], obj["metadata"].get("creationTimestamp") or ""]
+
+
 def _priority_class_row(pc: JSON, now: float) -> list[Any]:
     return [
         pc["metadata"]["name"],
@@ -319,11 +327,17 @@ def _priority_class_row(pc: JSON, now: float) -> list[Any]:
 
 
 def _event_row(ev: JSON, now: float) -> list[Any]:
-    obj = ev.get("involvedObject") or {}
-    source = ev.get("source") or {}
+    # events.k8s.io/v1 Events name some fields differently (regarding, note, ...).
+    obj = ev.get("involvedObject") or ev.get("regarding") or {}
+    source = ev.get("source") or ev.get("deprecatedSource") or {}
     last = _parse_time(ev.get("lastTimestamp")) or _parse_time(ev.get("eventTime"))
     first = _parse_time(ev.get("firstTimestamp")) or last
-    src = source.get("component") or ev.get("reportingComponent") or ""
+    src = (
+        source.get("component")
+        or ev.get("reportingComponent")
+        or ev.get("reportingController")
+        or ""
+    )
     if source.get("host"):
         src += ", " + source["host"]
     return [
@@ -333,9 +347,9 @@ def _event_row(ev: JSON, now: float) -> list[Any]:
         f"{(obj.get('kind') or '').lower()}/{obj.get('name') or ''}",
         obj.get("fieldPath") or "",
         src,
-        (ev.get("message") or "").strip(),
+        (ev.get("message") or ev.get("note") or "").strip(),
         "<unknown>" if first is None else human_duration(now - first),
-        int(ev.get("count") or 1),
+        int(ev.get("count") or ev.get("deprecatedCount") or 1),
         ev["metadata"]["name"],
     ]
 
@@ -372,7 +386,7 @@ def to_table(
 ) -> JSON:
     """Render ``objects`` as a Table. ``with_columns=False`` leaves out the column definitions
     (every watch event after the first, so kubectl prints its header once)."""
-    columns, printer = _PRINTERS[resource]
+    columns, printer = _PRINTERS.get(resource, (DEFAULT_COLUMNS, _default_row))
     when = time.time() if now is None else now
     rows = []
     for obj in objects:
