@@ -560,3 +560,36 @@ def test_unknown_group_is_go_mux_404(server: Server, http: urllib3.PoolManager, 
     assert r.status == 404
     assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
     assert r.data == b"404 page not found\n"
+
+
+def test_terminating_namespace_refuses_new_content_then_goes(server: Server) -> None:
+    """Between the DELETE's answer and the namespace controller's work (the next turn of the
+    server's loop), the namespace is Terminating: NamespaceLifecycle refuses new content with
+    upstream's 403; then contents and namespace are gone."""
+    from minisched.apiserver.errors import ApiError
+    from minisched.apiserver.registry import NAMESPACES, PODS
+
+    registry = server.registry
+    server.call(lambda: registry.create(NAMESPACES, None, {"metadata": {"name": "going"}}))
+    server.call(lambda: registry.create(PODS, "going", json.loads(json.dumps(POD))))
+
+    def delete_then_create() -> tuple[Any, Any]:
+        answer, _ = registry.delete(NAMESPACES, None, "going", {})
+        try:
+            registry.create(
+                PODS, "going", {**json.loads(json.dumps(POD)), "metadata": {"name": "q"}}
+            )
+        except ApiError as exc:
+            return answer, exc.body
+        return answer, None
+
+    answer, refused = server.call(delete_then_create)
+    assert answer["status"] == {"phase": "Terminating"}
+    assert refused is not None and refused["code"] == 403, refused
+    assert refused["message"] == (
+        'pods "q" is forbidden: unable to create new content in namespace going because it is '
+        "being terminated"
+    )
+    # The controller's turn has run once a later call gets the loop.
+    assert server.call(lambda: server.store.get("namespaces", ("", "going"))) is None
+    assert server.call(lambda: server.store.list("pods", "going")) == []
