@@ -552,7 +552,7 @@ def test_data_dir_keeps_objects_across_a_restart(tmp_path: Any) -> None:
         assert second.stop() == 0
 
 
-@pytest.mark.parametrize("path", ["/apis/apps/v1", "/apis/cf.example.com", "/apis/x/v1/foos"])
+@pytest.mark.parametrize("path", ["/apis/batch/v1", "/apis/cf.example.com", "/apis/x/v1/foos"])
 def test_unknown_group_is_go_mux_404(server: Server, http: urllib3.PoolManager, path: str) -> None:
     """kube-apiserver has no route for a group it does not serve: Go's mux answers plain text
     (recorded in case discovery-unknown-group), not a Status."""
