@@ -77,10 +77,24 @@ def test_informed_resources_list_and_watch_empty(server: Server, path: str) -> N
     assert body["apiVersion"] == group_version and body["items"] == []
     assert body["kind"].endswith("List")
     rv = body["metadata"]["resourceVersion"]
-    # A watch from the list's version, as a reflector does: it ends (timeout) with no events.
-    w = _get(server, path, watch="1", resourceVersion=rv, timeoutSeconds="1")
-    assert w.status == 200 and w.data == b""
+    # A watch from the list's version, as a reflector does: accepted (a stream of JSON).
+    w = urllib3.request(
+        "GET",
+        server.url + path,
+        fields={"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "true"},
+        headers={"Authorization": f"Bearer {server.token}"},
+        preload_content=False,
+        timeout=10,
+    )
+    assert w.status == 200 and w.headers["Content-Type"] == "application/json"
+    w.shutdown()  # end the stream without reading it to its end
+    w.close()
     assert _get(server, path + "-nope").status == 404
+
+
+def test_a_stub_watch_ends_empty(server: Server) -> None:
+    w = _get(server, "/apis/storage.k8s.io/v1/csinodes", watch="1", timeoutSeconds="1")
+    assert w.status == 200 and w.data == b""
 
 
 def test_stubs_are_in_discovery_and_read_only(server: Server) -> None:
