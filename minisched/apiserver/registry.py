@@ -428,6 +428,8 @@ class Registry:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(meta["generateName"])
         self._prepare_for_create(res, obj)
+        if res is PODS and not trusted:
+            self._admit_pod_priority(obj)  # a mutating admission plugin: before validation
         errs = validation.metadata_errors(meta, res.name_rule)
         errs += self._validate(res, obj)
         if errs:
@@ -489,13 +491,9 @@ class Registry:
         return []
 
     def _admit_create(self, res: Resource, obj: JSON) -> None:
-        """The admission plugins that refuse or complete a create (after validation, as
-        upstream's validating admission runs; Priority is a mutating plugin upstream, which
-        runs before validation: the order shows only in which error a pod with both gets)."""
+        """Validating admission: after validation, before the storage's AlreadyExists."""
         name = obj["metadata"]["name"]
-        if res is PODS:
-            self._admit_pod_priority(obj)
-        elif res is PRIORITY_CLASSES and obj.get("globalDefault"):
+        if res is PRIORITY_CLASSES and obj.get("globalDefault"):
             for pc in self.store.list("priorityclasses", None):
                 if pc.get("globalDefault"):
                     raise errors.forbidden(
@@ -511,7 +509,7 @@ class Registry:
         ``spec.priority`` and ``preemptionPolicy`` from the PriorityClass named, or from the
         globalDefault class, or 0; refuse a missing class and a mismatching explicit value."""
         spec = pod["spec"]
-        name = pod["metadata"]["name"]
+        name = pod["metadata"].get("name") or ""  # not validated yet
         class_name = spec.get("priorityClassName")
         policy = None
         if class_name:
