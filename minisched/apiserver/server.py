@@ -880,8 +880,9 @@ class _StatusRequestHandler(web_protocol.RequestHandler):
     aiohttp answers an HTTP request line or header it cannot parse (``FOO /api/v1/pods``:
     its parser knows only the standard methods) with plain text before any handler runs.
     Go's net/http passes any method through, and kube-apiserver answers an unknown one with
-    ``405 MethodNotAllowed``; for other malformed requests we answer a ``400 BadRequest``
-    Status where net/http writes plain text, so every answer stays a Status.
+    ``405 MethodNotAllowed`` (recorded: case method-unknown). Differs from upstream: for other
+    malformed requests (a header line that is not a header...) net/http writes a plain-text
+    ``400 Bad Request``; we answer a ``400 BadRequest`` Status, so every answer stays a Status.
     """
 
     def handle_error(
