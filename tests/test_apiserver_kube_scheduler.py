@@ -146,12 +146,9 @@ def test_events_k8s_io_create_is_kept_apart_from_core_events(server: Server) -> 
     reason=f"no real kube-scheduler at {KUBE_SCHEDULER} (see ../shared/realk8s)",
 )
 def test_real_kube_scheduler_binds_a_pod(tmp_path: Path) -> None:
-    """The unmodified kube-scheduler binary schedules against the embedded server (TLS).
-
-    Not implemented: protobuf bodies, so it is started with
-    ``--kube-api-content-type=application/json``; ``--leader-elect=false`` as no Leases are
-    served.
-    """
+    """The unmodified kube-scheduler binary schedules against the embedded server (TLS),
+    sending its Bindings and Events as protobuf (its default); ``--leader-elect=false``, as no
+    Leases are served."""
     proc = start_server("--tls", "--kubeconfig", str(tmp_path / "kubeconfig"))
     scheduler = None
     try:
@@ -177,7 +174,6 @@ def test_real_kube_scheduler_binds_a_pod(tmp_path: Path) -> None:
                 "--kubeconfig",
                 proc.kubeconfig,
                 "--leader-elect=false",
-                "--kube-api-content-type=application/json",
                 "--secure-port=0",
                 "--bind-address=127.0.0.1",
             ],
@@ -204,3 +200,87 @@ def test_real_kube_scheduler_binds_a_pod(tmp_path: Path) -> None:
             scheduler.terminate()
             scheduler.wait(15)
         assert proc.stop() == 0, proc.stderr
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def _field(number: int, value: bytes | str | int) -> bytes:
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value)
+    data = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _envelope(api_version: str, kind: str, raw: bytes) -> bytes:
+    type_meta = _field(1, api_version) + _field(2, kind)
+    return b"k8s\x00" + _field(1, type_meta) + _field(2, raw)
+
+
+def _post_protobuf(server: Server, path: str, body: bytes) -> urllib3.BaseHTTPResponse:
+    return urllib3.request(
+        "POST",
+        server.url + path,
+        body=body,
+        headers={
+            "Authorization": f"Bearer {server.token}",
+            "Content-Type": "application/vnd.kubernetes.protobuf",
+            "Accept": "application/vnd.kubernetes.protobuf, */*",
+        },
+    )
+
+
+def test_protobuf_bodies_of_namespace_binding_and_event(server: Server) -> None:
+    """What client-go sends by default (kubectl create namespace, kube-scheduler's bind and
+    events) is read; other protobuf bodies are still a 415."""
+    labels = _field(11, _field(1, "team") + _field(2, "a"))
+    ns = _envelope("v1", "Namespace", _field(1, _field(1, "proto-ns") + labels))
+    r = _post_protobuf(server, "/api/v1/namespaces", ns)
+    assert r.status == 201, r.data[:300]
+    assert json.loads(r.data)["metadata"]["labels"] == {
+        "team": "a",
+        "kubernetes.io/metadata.name": "proto-ns",
+    }
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    created = urllib3.request(
+        "POST",
+        server.url + "/api/v1/namespaces/proto-ns/pods",
+        body=json.dumps(pod).encode(),
+        headers={"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"},
+    )
+    assert created.status == 201
+    target = _field(1, "Node") + _field(3, "n1")
+    binding = _envelope("v1", "Binding", _field(1, _field(1, "p")) + _field(2, target))
+    r = _post_protobuf(server, "/api/v1/namespaces/proto-ns/pods/p/binding", binding)
+    assert r.status == 201, r.data[:300]
+    bound = json.loads(_get(server, "/api/v1/namespaces/proto-ns/pods/p").data)
+    assert bound["spec"]["nodeName"] == "n1"
+    event_time = _field(1, 1767225600) + _field(2, 123456000)  # 2026-01-01T00:00:00.123456Z
+    event = _envelope(
+        "events.k8s.io/v1",
+        "Event",
+        _field(1, _field(1, "p.1"))
+        + _field(2, event_time)
+        + _field(4, "default-scheduler")
+        + _field(5, "i")
+        + _field(6, "Binding")
+        + _field(7, "Scheduled")
+        + _field(8, _field(1, "Pod") + _field(2, "proto-ns") + _field(3, "p"))
+        + _field(10, "Successfully assigned proto-ns/p to n1")
+        + _field(11, "Normal"),
+    )
+    r = _post_protobuf(server, "/apis/events.k8s.io/v1/namespaces/proto-ns/events", event)
+    assert r.status == 201, r.data[:300]
+    stored = json.loads(r.data)
+    assert stored["eventTime"] == "2026-01-01T00:00:00.123456Z"
+    assert stored["regarding"] == {"kind": "Pod", "namespace": "proto-ns", "name": "p"}
+    node = _envelope("v1", "Node", _field(1, _field(1, "proto-node")))
+    assert _post_protobuf(server, "/api/v1/nodes", node).status == 415
+    assert _post_protobuf(server, "/api/v1/namespaces", b"not protobuf").status == 415

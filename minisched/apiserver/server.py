@@ -516,9 +516,10 @@ class ApiServer:
                     return await self._watch(request, res, route.namespace, wanted)
                 return self._list(res, route.namespace, query, wanted)
             if method == "POST" and not cluster_wide_namespaced and "create" in verbs:
-                self._check_content_type(request, WRITE_TYPES)
+                doc = self._create_body(request, body, res.kind)
                 negotiate(accept, allow_table=False, stream=False)
-                obj = self.registry.create(res, route.namespace, parse_json(body, res.kind))
+                self._reject_dry_run(query)
+                obj = self.registry.create(res, route.namespace, doc)
                 return json_response(obj, 201)
             if method == "DELETE" and not cluster_wide_namespaced and "deletecollection" in verbs:
                 negotiate(accept, allow_table=False, stream=False)
@@ -577,10 +578,23 @@ class ApiServer:
         """``pods/{name}/binding`` and the legacy ``bindings`` collection: POST only."""
         if method != "POST":
             raise errors.method_not_allowed()
-        self._check_content_type(request, WRITE_TYPES)
+        binding = self._create_body(request, body, "Binding")
         negotiate(accept, allow_table=False, stream=False)
-        binding = parse_json(body, "Binding")
         return json_response(self.registry.bind(route.namespace or "", route.name, binding), 201)
+
+    def _create_body(self, request: web.Request, body: bytes, kind: str) -> Any:
+        """A create's body as JSON: a JSON body, or one of the protobuf bodies that clients
+        send by default (see ``protobuf.py``); any other media type is a 415."""
+        raw = request.headers.get("Content-Type", "")
+        if raw.split(";", 1)[0].strip().lower() == "application/vnd.kubernetes.protobuf":
+            from . import protobuf  # on first use: start-up stays fast
+
+            try:
+                return protobuf.decode(body)
+            except protobuf.ProtobufError:
+                raise errors.unsupported_media_type(raw) from None
+        self._check_content_type(request, WRITE_TYPES)
+        return parse_json(body, kind)
 
     @staticmethod
     def _reject_dry_run(query: Any) -> None:
