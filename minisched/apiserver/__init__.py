@@ -13,8 +13,7 @@ implemented: the resources a kube-scheduler's informers watch besides pods, node
 namespaces (storage, apps, policy, resource.k8s.io, services, PVs, PVCs,
 replicationcontrollers) are served as empty read-only collections; events.k8s.io/v1 Events
 are stored as posted, apart from core/v1 Events. A kube-scheduler needs
-``--kube-api-content-type=application/json`` (no protobuf) and ``--leader-elect=false`` (no
-Leases).
+``--leader-elect=false`` (no Leases).
 
 Modules, in the order a request meets them:
 
@@ -24,7 +23,8 @@ Modules, in the order a request meets them:
   streams; ``Server`` to run it in-process.
 - ``registry``: what each verb does to each resource (create, update, patch, delete, bind).
 - ``defaults`` and ``validation``: the fields the server fills in, and what it rejects.
-- ``patch``: merge patch, JSON patch, strategic merge patch.
+- ``patch``: merge patch, JSON patch, strategic merge patch; ``protobuf``: the protobuf
+  request bodies that clients send by default.
 - ``selectors``: label and field selectors.
 - ``store``: objects, the resourceVersion counter, watch history and fan-out.
 - ``discovery``, ``table``, ``errors``: discovery documents, ``kubectl get`` tables, Status
@@ -56,6 +56,7 @@ bindings with ``503 ServiceUnavailable``; ``--test-endpoints`` enables ``POST
 /minisched/compact`` (forget the watch history, like an etcd compaction).
 
 Not implemented: a kubelet (bound pods stay Pending; see DESIGN.md), server-side apply, dry run,
-protobuf and YAML bodies, OpenAPI schemas (``openapi.py`` serves only what kubectl's
+protobuf bodies (except the few that client-go sends by default, see ``protobuf.py``) and
+YAML bodies, OpenAPI schemas (``openapi.py`` serves only what kubectl's
 field-validation check reads).
 """
