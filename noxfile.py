@@ -164,9 +164,16 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def apiserver(session: nox.Session) -> None:
-    """Run the embedded API server in the foreground; kubectl can talk to it."""
+    """Run the embedded API server in the foreground; kubectl can talk to it.
+
+    Its identity (certificate, token) and its objects are kept in ``.nox/apiserver/``, so a
+    restarted server is the same cluster to kubectl and to a scheduler still running against
+    it; ``rm -rf .nox/apiserver`` resets it.
+    """
     kubeconfig = ROOT / ".nox" / "minisched.kubeconfig"
+    state = ROOT / ".nox" / "apiserver"
     session.log(f"point kubectl at it:  kubectl --kubeconfig {kubeconfig} get nodes")
+    session.log(f"state (certificate, token, objects) in {state}; rm -rf it to start afresh")
     # --tls: kubectl sends a bearer token only over TLS, so plain HTTP would get 401 from it.
     run(
         session,
@@ -174,6 +181,10 @@ def apiserver(session: nox.Session) -> None:
         "--kubeconfig",
         str(kubeconfig),
         "--tls",
+        "--state-dir",
+        str(state),
+        "--data-dir",
+        str(state / "data"),
         *(session.posargs or ["--port", "6443"]),
     )
 

@@ -49,10 +49,13 @@ def start_server(
     timeout: float = 15.0,
     env: dict[str, str] | None = None,
     stdin: int | None = subprocess.DEVNULL,
+    own_token: bool = False,
 ) -> ServerProcess:
-    """Spawn the server on a free port and wait for its ready line."""
+    """Spawn the server on a free port and wait for its ready line. With ``own_token`` no
+    ``--token`` is passed (the server picks or keeps its own; read it from the kubeconfig)."""
     token = token or secrets.token_hex(16)
-    cmd = [sys.executable, "-m", "minisched.apiserver", "--port", "0", "--token", token, *args]
+    cmd = [sys.executable, "-m", "minisched.apiserver", "--port", "0"]
+    cmd += [*([] if own_token else ["--token", token]), *args]
     proc = subprocess.Popen(
         cmd,
         stdin=stdin,
@@ -89,4 +92,7 @@ def start_server(
         proc.kill()
         proc.wait()
         raise RuntimeError(f"unexpected first line {line!r}; stderr: {''.join(stderr_lines)}")
+    if own_token:
+        text = Path(match.group(2)).read_text()
+        token = re.search(r'token: "([^"]+)"', text).group(1)  # type: ignore[union-attr]
     return ServerProcess(proc, match.group(1), match.group(2), token, stderr_lines)

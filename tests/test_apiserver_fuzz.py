@@ -46,11 +46,7 @@ SETTINGS = settings(
     suppress_health_check=list(HealthCheck),
 )
 
-FUZZED = {"requests": 0, "http_parser_400": 0}
-HTTP_PARSER_ERRORS = (
-    b"Invalid method encountered",
-    b"Invalid char in url",
-)  # reported at the end of the module (pytest -s shows it)
+FUZZED = {"requests": 0, "http_parser_errors": 0}  # reported at the end (pytest -s shows it)
 
 
 class ErrorLog(logging.Handler):
@@ -69,7 +65,10 @@ def server() -> Iterator[Server]:
     srv = Server(port=0, seed=11, max_body_bytes=MAX_BODY).start_in_thread()
     yield srv
     srv.stop_thread()
-    print(f"\nfuzz: {FUZZED['requests']} requests sent to one server")
+    print(
+        f"\nfuzz: {FUZZED['requests']} requests sent to one server, "
+        f"{FUZZED['http_parser_errors']} refused by the HTTP parser or method check"
+    )
 
 
 @pytest.fixture
@@ -140,17 +139,20 @@ def check_answer(answer: Answer, method: str, error_log: ErrorLog) -> None:
         return
     if method == "HEAD":
         return
-    if answer.status == 400 and answer.headers.get("content-type", "").startswith("text/plain"):
-        # aiohttp's HTTP parser refused the request line before any handler ran (a method
-        # token it does not know, bytes not allowed in a URL): plain text, as from any server.
-        assert answer.body.startswith(HTTP_PARSER_ERRORS), answer.body[:300]
-        FUZZED["http_parser_400"] += 1
+    if answer.status == 404 and answer.body == b"404 page not found\n":
+        # A group we do not serve: kube-apiserver has no route for it, and Go's mux answers
+        # this plain text (recorded: case discovery-unknown-group).
+        assert answer.headers.get("content-type") == "text/plain; charset=utf-8"
         return
     if answer.status >= 400:
+        # Also what aiohttp's HTTP parser refused before any handler ran (a method token it
+        # does not know: 405, bytes not allowed in a URL: 400): a Status, not its plain text.
         assert answer.headers.get("content-type") == "application/json", answer.body[:300]
         doc = json.loads(answer.body)
         assert doc["kind"] == "Status" and doc["status"] == "Failure", doc
         assert doc["code"] == answer.status and doc["reason"], doc
+        if answer.status == 405 or doc["message"].startswith("malformed HTTP request"):
+            FUZZED["http_parser_errors"] += 1
     elif answer.headers.get("content-type") == "application/json":
         assert isinstance(json.loads(answer.body), dict)
 
@@ -619,6 +621,30 @@ def test_a_newline_in_the_path_is_still_routed(server: Server, path: str) -> Non
     answer = send(server, "GET", path)
     assert answer.status == 404 and json.loads(answer.body)["kind"] == "Status"
     assert send(server, "GET", path, token=False).status == 401
+
+
+@pytest.mark.parametrize("method", ["FOO", "PROPFIND", "BREW"])
+def test_unknown_method_is_a_405_status(server: Server, method: str) -> None:
+    """aiohttp's parser refuses methods it does not know with a plain-text 400 before any
+    handler runs (60 of 400 fuzzed requests got it); kube-apiserver answers a Status 405."""
+    answer = send(server, method, "/api/v1/pods")
+    assert answer.status == 405
+    assert answer.headers.get("content-type") == "application/json"
+    doc = json.loads(answer.body)
+    assert doc["reason"] == "MethodNotAllowed" and doc["code"] == 405, doc
+
+
+def test_malformed_header_is_a_400_status(server: Server) -> None:
+    raw = b"GET /api/v1/pods HTTP/1.1\r\nHo st: x\r\nConnection: close\r\n\r\n"
+    with socket.create_connection((server.host, server.port), timeout=10) as sock:
+        sock.sendall(raw)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"400" and b"application/json" in head, data[:300]
+    doc = json.loads(body)
+    assert doc["kind"] == "Status" and doc["reason"] == "BadRequest", doc
 
 
 @pytest.mark.parametrize(

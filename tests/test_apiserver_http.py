@@ -265,7 +265,16 @@ MALFORMED: list[tuple[str, str, str, Any, str | None, dict[str, str], int, str]]
     ),
     ("unknown path", "GET", "/api/v1/namespaces/default/foos", None, None, {}, 404, "NotFound"),
     ("unknown root", "GET", "/nope", None, None, {}, 404, "NotFound"),
-    ("api group", "GET", "/apis/apps/v1", None, None, {}, 404, "NotFound"),
+    (
+        "unknown version of a group",
+        "GET",
+        "/apis/scheduling.k8s.io/v9",
+        None,
+        None,
+        {},
+        404,
+        "NotFound",
+    ),
     ("pod without namespace", "GET", "/api/v1/pods/p", None, None, {}, 404, "NotFound"),
     ("put collection", "PUT", PODS, POD, J, {}, 405, "MethodNotAllowed"),
     ("post object", "POST", P, POD, J, {}, 405, "MethodNotAllowed"),
@@ -541,3 +550,46 @@ def test_data_dir_keeps_objects_across_a_restart(tmp_path: Any) -> None:
         assert event["type"] == "ERROR" and event["object"]["code"] == 410
     finally:
         assert second.stop() == 0
+
+
+@pytest.mark.parametrize("path", ["/apis/batch/v1", "/apis/cf.example.com", "/apis/x/v1/foos"])
+def test_unknown_group_is_go_mux_404(server: Server, http: urllib3.PoolManager, path: str) -> None:
+    """kube-apiserver has no route for a group it does not serve: Go's mux answers plain text
+    (recorded in case discovery-unknown-group), not a Status."""
+    r = call(server, http, "GET", path)
+    assert r.status == 404
+    assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert r.data == b"404 page not found\n"
+
+
+def test_terminating_namespace_refuses_new_content_then_goes(server: Server) -> None:
+    """Between the DELETE's answer and the namespace controller's work (the next turn of the
+    server's loop), the namespace is Terminating: NamespaceLifecycle refuses new content with
+    upstream's 403; then contents and namespace are gone."""
+    from minisched.apiserver.errors import ApiError
+    from minisched.apiserver.registry import NAMESPACES, PODS
+
+    registry = server.registry
+    server.call(lambda: registry.create(NAMESPACES, None, {"metadata": {"name": "going"}}))
+    server.call(lambda: registry.create(PODS, "going", json.loads(json.dumps(POD))))
+
+    def delete_then_create() -> tuple[Any, Any]:
+        answer, _ = registry.delete(NAMESPACES, None, "going", {})
+        try:
+            registry.create(
+                PODS, "going", {**json.loads(json.dumps(POD)), "metadata": {"name": "q"}}
+            )
+        except ApiError as exc:
+            return answer, exc.body
+        return answer, None
+
+    answer, refused = server.call(delete_then_create)
+    assert answer["status"] == {"phase": "Terminating"}
+    assert refused is not None and refused["code"] == 403, refused
+    assert refused["message"] == (
+        'pods "q" is forbidden: unable to create new content in namespace going because it is '
+        "being terminated"
+    )
+    # The controller's turn has run once a later call gets the loop.
+    assert server.call(lambda: server.store.get("namespaces", ("", "going"))) is None
+    assert server.call(lambda: server.store.list("pods", "going")) == []

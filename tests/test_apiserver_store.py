@@ -338,7 +338,10 @@ def test_spec_change_bumps_generation_and_immutable_fields_are_refused() -> None
     assert status_of(exc) == (422, "Invalid")
 
 
-def test_status_subresource_changes_only_status() -> None:
+def test_status_subresource_keeps_the_spec_but_not_the_metadata() -> None:
+    """As kube-apiserver v1.36 does (case pod-status-write-keeps-metadata-and-spec): a write
+    to /status changes status and metadata such as labels, never the spec, owner references
+    or the QoS class (kept when the write leaves it out)."""
     r = make_registry()
     r.create(PODS, "default", pod("p"))
     updated = r.patch(
@@ -346,11 +349,17 @@ def test_status_subresource_changes_only_status() -> None:
         "default",
         "p",
         patch.MERGE_PATCH,
-        {"metadata": {"labels": {"x": "1"}}, "status": {"phase": "Running"}},
+        {
+            "metadata": {"labels": {"x": "1"}, "ownerReferences": None},
+            "spec": {"nodeName": "n1"},
+            "status": {"phase": "Running", "qosClass": None},
+        },
         "status",
     )
     assert updated["status"]["phase"] == "Running"
-    assert "labels" not in updated["metadata"]
+    assert updated["status"]["qosClass"] == "BestEffort"
+    assert updated["metadata"]["labels"] == {"x": "1"}
+    assert "nodeName" not in updated["spec"]
 
 
 def test_delete_semantics() -> None:
@@ -392,9 +401,18 @@ def test_namespace_delete_removes_contents_and_protects_system_namespaces() -> N
     r = make_registry()
     r.create(NAMESPACES, None, {"metadata": {"name": "tmp"}})
     r.create(PODS, "tmp", pod("p", nodeName="n1"))
-    r.create(EVENTS, "tmp", {"metadata": {"name": "e"}, "involvedObject": {"name": "p"}})
-    r.delete(NAMESPACES, None, "tmp", {})
+    r.create(
+        EVENTS,
+        "tmp",
+        {"metadata": {"name": "e"}, "involvedObject": {"name": "p", "namespace": "tmp"}},
+    )
+    answer, _ = r.delete(NAMESPACES, None, "tmp", {})
+    # No event loop here: the namespace controller's work runs at once (on a server's loop it
+    # runs right after the answer, see test_apiserver_http).
+    assert answer["status"] == {"phase": "Terminating"}
+    assert answer["metadata"]["deletionTimestamp"]
     assert r.store.list("pods", "tmp") == [] and r.store.list("events", "tmp") == []
+    assert r.store.get("namespaces", ("", "tmp")) is None
     with pytest.raises(ApiError) as exc:
         r.delete(NAMESPACES, None, "default", {})
     assert status_of(exc) == (403, "Forbidden")

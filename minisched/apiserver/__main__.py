@@ -9,7 +9,13 @@ contract that ``minisched.cluster`` relies on:
   mode 0600 to ``--kubeconfig`` or to a fresh temporary directory (removed again at exit);
 - ``--tls`` serves HTTPS with a self-signed certificate (its CA data goes into the kubeconfig):
   kubectl sends bearer tokens only over TLS (kubernetes/kubectl#744), so over plain HTTP it
-  gets 401 Unauthorized; the official Python client sends the token either way;
+  gets 401 Unauthorized; the official Python client sends the token either way. Making the
+  certificate needs the ``openssl`` command (without it: one line saying so, exit 1);
+- ``--state-dir DIR`` keeps the server's identity (the certificate and key, the token) in DIR:
+  a restarted server is the same server to its clients (kube-apiserver's ``--cert-dir`` and
+  token file), so a kubeconfig written before the restart still works. Without it every
+  start makes a new certificate and token, and clients of the old one fail to verify the new
+  certificate (``CERTIFICATE_VERIFY_FAILED``) or get 401. Delete DIR to reset the identity;
 - exactly one line on stdout when ready:
   ``minisched-apiserver ready url=http://127.0.0.1:PORT kubeconfig=/abs/path``;
 - logs on stderr only; SIGTERM/SIGINT (and stdin EOF with ``--exit-on-stdin-eof``) stop it
@@ -44,7 +50,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="The minisched embedded Kubernetes API server.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback only)")
-    p.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one")
+    p.add_argument(
+        "--port", type=int, default=0, help="port to listen on (0-65535); 0 picks a free one"
+    )
     p.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp dir)")
     p.add_argument("--token", help="the bearer token clients must send (default: random)")
     p.add_argument(
@@ -96,8 +104,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--tls",
         action="store_true",
-        help="serve HTTPS with a fresh self-signed certificate (needs openssl on PATH); "
+        help="serve HTTPS with a self-signed certificate (making it needs openssl on PATH); "
         "kubectl sends its bearer token only over TLS",
+    )
+    p.add_argument(
+        "--state-dir",
+        help="keep the server's identity (TLS certificate and key, token) in this directory, "
+        "so a restarted server is the same server to kubectl and a running scheduler; "
+        "delete it to reset (default: a new identity on every start)",
     )
     p.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
     return p.parse_args(argv)
@@ -151,32 +165,99 @@ def write_private_file(path: str, text: str) -> None:
         raise
 
 
-def self_signed_certificate(directory: str, host: str) -> tuple[str, str]:
-    """Make a one-day self-signed EC certificate for ``host`` with the openssl command."""
+class SetupError(Exception):
+    """A reason the server cannot start, said in one line."""
+
+
+def _subject_alt_names(host: str) -> str:
+    try:
+        ipaddress.ip_address(host)
+        first = f"IP:{host}"
+    except ValueError:
+        first = f"DNS:{host}"
+    names = [first, "DNS:localhost", "IP:127.0.0.1", "IP:::1"]
+    return ",".join(dict.fromkeys(names))  # without duplicates, in order
+
+
+def self_signed_certificate(directory: str, host: str, days: int = 1) -> tuple[str, str]:
+    """Make a self-signed EC certificate for ``host`` with the openssl command.
+
+    Simplified: the certificate is its own CA (kube-apiserver's self-signed ``--cert-dir``
+    certificate is too); its PEM goes into the kubeconfig as ``certificate-authority-data``.
+    """
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise SetupError(
+            "--tls needs the openssl command to make its certificate, and it is not on PATH: "
+            "install openssl (or run without --tls: kubectl then gets 401)"
+        )
+    os.makedirs(directory, exist_ok=True)
     cert, key = os.path.join(directory, "apiserver.crt"), os.path.join(directory, "apiserver.key")
-    san = f"IP:{host}" if host.replace(".", "").isdigit() or ":" in host else f"DNS:{host}"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
-        + ["-nodes", "-days", "1", "-subj", "/CN=minisched-apiserver"]
-        + ["-addext", f"subjectAltName={san},DNS:localhost", "-keyout", key, "-out", cert],
-        check=True,
-        capture_output=True,
-    )
+    try:
+        subprocess.run(
+            [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+            + ["-nodes", "-days", str(days), "-subj", "/CN=minisched-apiserver"]
+            + ["-addext", f"subjectAltName={_subject_alt_names(host)}"]
+            + ["-keyout", key, "-out", cert],
+            check=True,
+            capture_output=True,
+        )
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or b"").decode(errors="replace").strip().splitlines()
+        raise SetupError(
+            f"openssl could not make the TLS certificate: {last[-1] if last else exc}"
+        ) from None
     os.chmod(key, 0o600)
     return cert, key
+
+
+def state_identity(state_dir: str, host: str, tls: bool) -> tuple[str, tuple[str, str] | None]:
+    """The token and (with ``tls``) certificate kept in ``state_dir``, made on first use.
+
+    The certificate is remade only when it was made for another ``--host``.
+    """
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    token_file = os.path.join(state_dir, "token")
+    try:
+        with open(token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    except FileNotFoundError:
+        token = ""
+    if not token:
+        token = secrets.token_hex(24)
+        write_private_file(token_file, token + "\n")
+    if not tls:
+        return token, None
+    cert = os.path.join(state_dir, "apiserver.crt")
+    key = os.path.join(state_dir, "apiserver.key")
+    host_file = os.path.join(state_dir, "apiserver.host")
+    try:
+        with open(host_file, encoding="utf-8") as f:
+            made_for = f.read().strip()
+    except FileNotFoundError:
+        made_for = None
+    if made_for != host or not (os.path.exists(cert) and os.path.exists(key)):
+        self_signed_certificate(state_dir, host, days=3650)
+        write_private_file(host_file, host + "\n")
+    return token, (cert, key)
 
 
 async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
     tls = None
     ca_data = ""
-    if args.tls:
+    token = args.token
+    if args.state_dir:
+        kept_token, tls = state_identity(args.state_dir, args.host, args.tls)
+        token = token or kept_token
+    elif args.tls:
         tls = self_signed_certificate(os.path.dirname(kubeconfig), args.host)
+    if tls is not None:
         with open(tls[0], "rb") as f:
             ca_data = base64.b64encode(f.read()).decode()
     server = Server(
         args.host,
         args.port,
-        token=args.token or secrets.token_hex(24),
+        token=token or secrets.token_hex(24),
         watch_history=args.watch_history,
         watcher_queue=args.watcher_queue,
         bookmark_interval=args.bookmark_interval,
@@ -236,6 +317,12 @@ def main(argv: list[str] | None = None) -> int:
             "HTTP; anyone who obtains the token controls this cluster",
             file=sys.stderr,
         )
+    if not 0 <= args.port <= 65535:
+        print(
+            f"--port must be between 0 and 65535 (0 picks a free port), not {args.port}",
+            file=sys.stderr,
+        )
+        return 2
     if not 0.0 <= args.fail_binding_fraction <= 1.0:
         print("--fail-binding-fraction must be between 0 and 1", file=sys.stderr)
         return 2
@@ -249,7 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args, kubeconfig))
     except KeyboardInterrupt:
         pass  # a second Ctrl-C while shutting down
-    except (OSError, subprocess.CalledProcessError) as exc:
+    except SetupError as exc:
+        print(f"minisched-apiserver: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
         print(f"minisched-apiserver: {exc}", file=sys.stderr)
         if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
             print(

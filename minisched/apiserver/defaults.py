@@ -51,6 +51,9 @@ _POD_STATUS_ORDER = (
 _OMIT_EMPTY = {"labels", "annotations", "finalizers", "ownerReferences", "generateName"}
 
 
+API_VERSIONS = {"PriorityClass": "scheduling.k8s.io/v1"}  # every other kind is core/v1
+
+
 def ordered(obj: JSON, order: list[str]) -> JSON:
     """Return ``obj`` with keys in ``order`` first (unknown keys keep their place after them)."""
     out = {k: obj[k] for k in order if k in obj}
@@ -58,12 +61,14 @@ def ordered(obj: JSON, order: list[str]) -> JSON:
     return out
 
 
-def order_object(kind: str, obj: JSON) -> JSON:
+def order_object(kind: str, obj: JSON, api_version: str | None = None) -> JSON:
     """Top-level layout kind, apiVersion, metadata, then the rest, as the real server writes."""
-    out: JSON = {"kind": kind, "apiVersion": "v1"}
+    out: JSON = {"kind": kind, "apiVersion": api_version or API_VERSIONS.get(kind, "v1")}
     if "metadata" in obj:
         meta = {k: v for k, v in obj["metadata"].items() if k not in _OMIT_EMPTY or v}
         out["metadata"] = ordered(meta, _META_ORDER)
+    if kind == "PriorityClass":
+        obj = ordered(obj, ["value", "globalDefault", "description", "preemptionPolicy"])
     out.update((k, v) for k, v in obj.items() if k not in out)
     if kind == "Pod":
         spec = out.get("spec")
@@ -101,12 +106,6 @@ NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
 DEFAULT_TOLERATION_SECONDS = 300
 
-# Upstream: the system PriorityClasses every cluster has (scheduling/v1 SystemPriorityClasses).
-SYSTEM_PRIORITY_CLASSES = {
-    "system-node-critical": 2000001000,
-    "system-cluster-critical": 2000000000,
-}
-
 
 def _image_tag(image: str) -> str:
     """The tag of an image reference, "latest" when it has neither tag nor digest."""
@@ -143,7 +142,7 @@ def _tolerates(tolerations: list[JSON], key: str) -> bool:
     )
 
 
-def default_pod_spec(spec: JSON) -> None:
+def default_pod_spec(spec: JSON, creating: bool = False) -> None:
     """``SetDefaults_PodSpec`` plus the admission plugins that run on every create and update."""
     for key in ("initContainers", "containers", "ephemeralContainers"):
         for container in spec.get(key) or []:
@@ -169,14 +168,11 @@ def default_pod_spec(spec: JSON) -> None:
                 }
             )
     spec["tolerations"] = tolerations
-    # Admission plugin Priority. Simplified: we serve no PriorityClass objects, so an explicit
-    # spec.priority is kept (upstream rejects it) and only the system classes resolve.
-    class_name = spec.get("priorityClassName")
-    if class_name in SYSTEM_PRIORITY_CLASSES:
-        spec["priority"] = SYSTEM_PRIORITY_CLASSES[class_name]
-    else:
+    # On create the Priority admission plugin (registry) sets priority and preemptionPolicy
+    # from the PriorityClass; on update an omitted value is the old defaulting's.
+    if not creating:
         spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
 
 def pod_qos(spec: JSON) -> str:
@@ -216,7 +212,13 @@ def pod_qos(spec: JSON) -> str:
 def prepare_pod_for_create(pod: JSON) -> None:
     """``podStrategy.PrepareForCreate``: defaults, a fresh status and generation 1."""
     spec = pod.setdefault("spec", {})
-    default_pod_spec(spec)
+    default_pod_spec(spec, creating=True)
+    # GetPodQOS: a QoS class already in the posted status is kept (upstream reads
+    # status.qosClass first and computes it only when empty); everything else posted in
+    # status is dropped.
+    posted_qos = (
+        (pod.get("status") or {}).get("qosClass") if isinstance(pod.get("status"), dict) else None
+    )
     status: JSON = {"phase": "Pending"}
     if spec.get("schedulingGates"):
         status["conditions"] = [
@@ -229,7 +231,7 @@ def prepare_pod_for_create(pod: JSON) -> None:
                 "message": "Scheduling is blocked due to non-empty scheduling gates",
             }
         ]
-    status["qosClass"] = pod_qos(spec)
+    status["qosClass"] = posted_qos or pod_qos(spec)
     pod["status"] = status
     pod["metadata"]["generation"] = 1
 

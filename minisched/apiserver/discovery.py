@@ -3,9 +3,9 @@
 Upstream: ``staging/src/k8s.io/apiserver/pkg/endpoints/discovery`` (``legacy.go``, ``root.go``,
 ``version.go``) and ``staging/src/k8s.io/apimachinery/pkg/version`` (``Info``).
 
-Simplified: only the legacy (unaggregated) discovery format is served. kubectl asks for the
-aggregated ``APIGroupDiscoveryList`` first, sees a plain ``application/json`` answer and falls
-back to the legacy documents, which is what it does against older servers too.
+Aggregated discovery (``staging/src/k8s.io/apiserver/pkg/endpoints/discovery/aggregated``):
+kubectl 1.30+ asks ``/api`` and ``/apis`` for an ``APIGroupDiscoveryList`` (apidiscovery.k8s.io
+v2, or v2beta1) and gets every group, version and resource in one answer per path.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import platform
 import sys
 from typing import Any
 
-from .registry import RESOURCES
+from .registry import GROUPS, RESOURCES, Resource
 
 JSON = dict[str, Any]
 
@@ -51,9 +51,24 @@ def api_versions(server_address: str) -> JSON:
     }
 
 
+def api_group(name: str) -> JSON:
+    """``/apis/{group}``: the ``APIGroup`` with its versions (the first is preferred)."""
+    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": name,
+        "versions": versions,
+        "preferredVersion": versions[0],
+    }
+
+
 def api_groups() -> JSON:
-    """No API groups are served: only the core group (``/api/v1``) exists here."""
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": []}
+    """``/apis``: the groups served besides the core group (``/api/v1``)."""
+    groups = [
+        {k: v for k, v in api_group(g).items() if k not in ("kind", "apiVersion")} for g in GROUPS
+    ]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def _entry(name: str, singular: str, namespaced: bool, kind: str, verbs: list[str]) -> JSON:
@@ -86,3 +101,106 @@ def api_resource_list() -> JSON:
     entries.append(_entry("pods/binding", "", True, "Binding", ["create"]))
     entries.sort(key=lambda e: e["name"])
     return {"kind": "APIResourceList", "groupVersion": "v1", "resources": entries}
+
+
+def group_resource_list(group: str, version: str) -> JSON:
+    """``/apis/{group}/{version}``: its ``APIResourceList``."""
+    entries = []
+    for res in GROUPS[group][version].values():
+        entry = _entry(res.name, res.singular, res.namespaced, res.kind, sorted(res.verbs))
+        if res.short_names:
+            entry["shortNames"] = list(res.short_names)
+        entry["storageVersionHash"] = res.storage_version_hash
+        entries.append(entry)
+    entries.sort(key=lambda e: e["name"])
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": f"{group}/{version}",
+        "resources": entries,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Aggregated discovery (apidiscovery.k8s.io/v2)
+# --------------------------------------------------------------------------------------------
+
+
+def _kind(kind: str) -> JSON:
+    return {"group": "", "version": "", "kind": kind}
+
+
+def _aggregated_resource(res: Resource) -> JSON:
+    entry: JSON = {
+        "resource": res.name,
+        "responseKind": _kind(res.kind),
+        "scope": "Namespaced" if res.namespaced else "Cluster",
+        "singularResource": res.singular,
+        "verbs": sorted(res.verbs),
+    }
+    if res.short_names:
+        entry["shortNames"] = list(res.short_names)
+    if res.categories:
+        entry["categories"] = list(res.categories)
+    subs = []
+    if res.name == "pods":
+        subs.append(
+            {"subresource": "binding", "responseKind": _kind("Binding"), "verbs": ["create"]}
+        )
+    if res.has_status:
+        subs.append(
+            {
+                "subresource": "status",
+                "responseKind": _kind(res.kind),
+                "verbs": ["get", "patch", "update"],
+            }
+        )
+    if subs:
+        entry["subresources"] = subs
+    return entry
+
+
+def aggregated(core: bool, version: str = "v2") -> JSON:
+    """``/api`` (the core group) or ``/apis`` (every other group) as an APIGroupDiscoveryList."""
+    if core:
+        resources = [
+            {
+                "resource": "bindings",
+                "responseKind": _kind("Binding"),
+                "scope": "Namespaced",
+                "singularResource": "binding",
+                "verbs": ["create"],
+            }
+        ]
+        resources += [_aggregated_resource(r) for r in RESOURCES.values()]
+        resources.sort(key=lambda r: r["resource"])
+        items = [
+            {
+                "metadata": {},
+                "versions": [{"version": "v1", "resources": resources, "freshness": "Current"}],
+            }
+        ]
+    else:
+        items = [
+            {
+                "metadata": {"name": group},
+                "versions": [
+                    {
+                        "version": v,
+                        "resources": sorted(
+                            (_aggregated_resource(r) for r in served.values()),
+                            key=lambda r: r["resource"],
+                        ),
+                        "freshness": "Current",
+                    }
+                    for v, served in versions.items()
+                ],
+            }
+            for group, versions in GROUPS.items()
+        ]
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": f"apidiscovery.k8s.io/{version}",
+        "metadata": {},
+        "items": items,
+    }

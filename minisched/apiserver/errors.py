@@ -67,9 +67,26 @@ def _qualified(resource: str, group: str = "") -> str:
     return f"{resource}.{group}" if group else resource
 
 
-def not_found(resource: str, name: str) -> ApiError:
+def not_found(resource: str, name: str, group: str = "") -> ApiError:
     return ApiError(
-        status_body(404, "NotFound", f'{resource} "{name}" not found', _details(name, resource))
+        status_body(
+            404,
+            "NotFound",
+            f'{_qualified(resource, group)} "{name}" not found',
+            _details(name, resource, group),
+        )
+    )
+
+
+def forbidden(resource: str, name: str, why: str, group: str = "") -> ApiError:
+    """``NewForbidden``: "<resource> "<name>" is forbidden: <why>" (admission refusals)."""
+    return ApiError(
+        status_body(
+            403,
+            "Forbidden",
+            f'{_qualified(resource, group)} "{name}" is forbidden: {why}',
+            _details(name, resource, group),
+        )
     )
 
 
@@ -80,10 +97,13 @@ def unknown_path() -> ApiError:
     )
 
 
-def already_exists(resource: str, name: str) -> ApiError:
+def already_exists(resource: str, name: str, group: str = "") -> ApiError:
     return ApiError(
         status_body(
-            409, "AlreadyExists", f'{resource} "{name}" already exists', _details(name, resource)
+            409,
+            "AlreadyExists",
+            f'{_qualified(resource, group)} "{name}" already exists',
+            _details(name, resource, group),
         )
     )
 

@@ -46,10 +46,24 @@ class Resource:
     # Watches of events are served from storage upstream, not from the watch cache: a too-old
     # version then has a different message.
     watch_from_storage: bool = False
+    group: str = ""  # "" is the core group, served under /api/v1
+    version: str = "v1"
+    store_name: str = ""  # the store's name for these objects, when not ``name``
+    # Served only so that a real kube-scheduler's informers can list and watch them: no
+    # defaulting or validation (nothing here creates them, except events.k8s.io Events).
+    stub: bool = False
+
+    @property
+    def store_key(self) -> str:
+        return self.store_name or self.name
 
     @property
     def list_kind(self) -> str:
         return self.kind + "List"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
 
 
 _ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -95,6 +109,107 @@ EVENTS = Resource(
     watch_from_storage=True,
 )
 RESOURCES: dict[str, Resource] = {r.name: r for r in (PODS, NODES, NAMESPACES, EVENTS)}
+PRIORITY_CLASSES = Resource(
+    "priorityclasses",
+    "priorityclass",
+    "PriorityClass",
+    False,
+    _ALL_VERBS,
+    ("pc",),
+    (),
+    "1QwjyaZjj3Y=",
+    group="scheduling.k8s.io",
+)
+_READ = ("get", "list", "watch")
+
+
+def _stub(name: str, kind: str, namespaced: bool, group: str = "", short: tuple = ()) -> Resource:
+    return Resource(name, kind.lower(), kind, namespaced, _READ, short, group=group, stub=True)
+
+
+# Not implemented: these are served only as empty, read-only collections (list and watch
+# work), because a real kube-scheduler's informers list and watch them and do not start
+# scheduling until every list succeeded. Nothing here creates, stores or checks them.
+STUB_CORE = (
+    _stub("persistentvolumeclaims", "PersistentVolumeClaim", True, short=("pvc",)),
+    _stub("persistentvolumes", "PersistentVolume", False, short=("pv",)),
+    _stub("replicationcontrollers", "ReplicationController", True, short=("rc",)),
+    _stub("services", "Service", True, short=("svc",)),
+)
+RESOURCES.update((r.name, r) for r in STUB_CORE)
+# events.k8s.io/v1 Events (what kube-scheduler posts). Simplified: stored apart from core/v1
+# Events, as posted (upstream stores both in one place, converted, and validates them).
+EVENTS_V1 = Resource(
+    "events",
+    "event",
+    "Event",
+    True,
+    _ALL_VERBS,
+    ("ev",),
+    group="events.k8s.io",
+    store_name="events.events.k8s.io",
+    stub=True,
+)
+
+# The API groups served under /apis: group -> version -> plural -> Resource.
+GROUPS: dict[str, dict[str, dict[str, Resource]]] = {
+    "scheduling.k8s.io": {"v1": {PRIORITY_CLASSES.name: PRIORITY_CLASSES}},
+    "apps": {
+        "v1": {
+            r.name: r
+            for r in (
+                _stub("replicasets", "ReplicaSet", True, "apps", ("rs",)),
+                _stub("statefulsets", "StatefulSet", True, "apps", ("sts",)),
+            )
+        }
+    },
+    "events.k8s.io": {"v1": {"events": EVENTS_V1}},
+    "policy": {
+        "v1": {
+            "poddisruptionbudgets": _stub(
+                "poddisruptionbudgets", "PodDisruptionBudget", True, "policy", ("pdb",)
+            )
+        }
+    },
+    "storage.k8s.io": {
+        "v1": {
+            r.name: r
+            for r in (
+                _stub("csidrivers", "CSIDriver", False, "storage.k8s.io"),
+                _stub("csinodes", "CSINode", False, "storage.k8s.io"),
+                _stub("csistoragecapacities", "CSIStorageCapacity", True, "storage.k8s.io"),
+                _stub("storageclasses", "StorageClass", False, "storage.k8s.io", ("sc",)),
+                _stub("volumeattachments", "VolumeAttachment", False, "storage.k8s.io"),
+            )
+        }
+    },
+    "resource.k8s.io": {
+        "v1": {
+            r.name: r
+            for r in (
+                _stub("deviceclasses", "DeviceClass", False, "resource.k8s.io"),
+                _stub("resourceclaims", "ResourceClaim", True, "resource.k8s.io"),
+                _stub("resourceslices", "ResourceSlice", False, "resource.k8s.io"),
+            )
+        }
+    },
+}
+
+# Upstream: pkg/apis/scheduling (SystemPriorityClasses), created by the apiserver at start.
+SYSTEM_PRIORITY_CLASSES = (
+    (
+        "system-node-critical",
+        2000001000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2000000000,
+        "Used for system critical pods that must run in the cluster, but can be moved to "
+        "another node if necessary.",
+    ),
+)
+HIGHEST_USER_DEFINABLE_PRIORITY = 1000000000
 
 # Kinds of core/v1 that a body may name: a known kind in the wrong place is a conversion error.
 _KNOWN_V1_KINDS = {
@@ -117,6 +232,31 @@ _KNOWN_V1_KINDS = {
 }
 
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
+# What the namespace controller (pkg/controller/namespace/deletion) writes once the contents
+# are gone: (type, reason, message), each with status "False".
+_NAMESPACE_DELETION_CONDITIONS = (
+    (
+        "NamespaceDeletionDiscoveryFailure",
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    ),
+    (
+        "NamespaceDeletionGroupVersionParsingFailure",
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    ),
+    (
+        "NamespaceDeletionContentFailure",
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
+    ("NamespaceContentRemaining", "ContentRemoved", "All content successfully removed"),
+    (
+        "NamespaceFinalizersRemaining",
+        "ContentHasNoFinalizers",
+        "All content-preserving finalizers finished",
+    ),
+)
 BOOTSTRAP_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # upstream's utilrand alphanums
@@ -126,7 +266,9 @@ def rfc3339(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-def decode(expected: str, body: Any) -> JSON:
+def decode(
+    expected: str, body: Any, api_version_wanted: str = "v1", check_types: bool = True
+) -> JSON:
     """Check a request body's kind, apiVersion and JSON types like the Go decoder does."""
     if not isinstance(body, dict):
         raise errors.bad_request(
@@ -137,11 +279,11 @@ def decode(expected: str, body: Any) -> JSON:
     kind = body.get("kind")
     api_version = body.get("apiVersion")
     if kind is None and api_version is None:
-        body = {"kind": expected, "apiVersion": "v1", **body}
+        body = {"kind": expected, "apiVersion": api_version_wanted, **body}
     elif not isinstance(kind, str) or not kind:
         raise errors.bad_request(f"Object 'Kind' is missing in '{_short(body)}'")
-    elif api_version != "v1" and not (
-        expected == "DeleteOptions" and api_version in (None, "meta.k8s.io/v1")
+    elif api_version != api_version_wanted and not (
+        expected == "DeleteOptions" and api_version in (None, "meta.k8s.io/v1", "v1")
     ):
         raise errors.bad_request(
             f'{kind} in version "{api_version}" cannot be handled as a {expected}: no kind '
@@ -159,9 +301,10 @@ def decode(expected: str, body: Any) -> JSON:
             '"pkg/api/legacyscheme/scheme.go:30"'
         )
     try:
-        validation.check_types(expected, body)
+        if check_types:
+            validation.check_types(expected, body)
     except validation.DecodeError as exc:
-        raise _cannot_handle(expected, exc) from None
+        raise _cannot_handle(expected, exc, api_version_wanted) from None
     body.setdefault("metadata", {})
     return body
 
@@ -174,9 +317,12 @@ def _check_client_readable(kind: str, obj: JSON) -> None:
         raise _cannot_handle(kind, exc) from None
 
 
-def _cannot_handle(kind: str, exc: validation.DecodeError) -> errors.ApiError:
+def _cannot_handle(
+    kind: str, exc: validation.DecodeError, api_version: str = "v1"
+) -> errors.ApiError:
     """The decoder's 400 for a body of the right kind whose contents do not fit it."""
-    return errors.bad_request(f'{kind} in version "v1" cannot be handled as a {kind}: {exc}')
+    version = api_version.rpartition("/")[2]
+    return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {exc}')
 
 
 def _short(body: JSON) -> str:
@@ -210,23 +356,41 @@ class Registry:
         self.failed_bindings = 0
 
     def bootstrap(self) -> None:
-        """The namespaces every cluster starts with."""
+        """The namespaces and system PriorityClasses every cluster starts with."""
         for name in BOOTSTRAP_NAMESPACES:
             if self.store.get("namespaces", ("", name)) is None:
                 self.create(NAMESPACES, None, {"metadata": {"name": name}}, trusted=True)
+        for name, value, description in SYSTEM_PRIORITY_CLASSES:
+            if self.store.get("priorityclasses", ("", name)) is None:
+                body = {"metadata": {"name": name}, "value": value, "description": description}
+                self.create(PRIORITY_CLASSES, None, body, trusted=True)
+        # Namespaces left Terminating by a server stopped mid-deletion finish now.
+        for ns in self.store.list("namespaces", None):
+            if ns["metadata"].get("deletionTimestamp"):
+                self._schedule(lambda n=ns["metadata"]["name"]: self._finalize_namespace(n))
 
     # ---- helpers ----------------------------------------------------------------------------
 
     def _existing(self, res: Resource, namespace: str | None, name: str) -> JSON:
-        obj = self.store.get(res.name, (namespace or "", name))
+        obj = self.store.get(res.store_key, (namespace or "", name))
         if obj is None:
-            raise errors.not_found(res.name, name)
+            raise errors.not_found(res.name, name, res.group)
         return obj
 
-    def _require_namespace(self, namespace: str) -> None:
-        """Admission plugin NamespaceLifecycle: no new content in a missing namespace."""
-        if self.store.get("namespaces", ("", namespace)) is None:
+    def _require_namespace(self, res: Resource, namespace: str, name: str) -> None:
+        """Admission plugin NamespaceLifecycle: no new content in a missing namespace, nor in
+        one being deleted."""
+        ns = self.store.get("namespaces", ("", namespace))
+        if ns is None:
             raise errors.not_found("namespaces", namespace)
+        if ns["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden(
+                res.name,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being "
+                "terminated",
+                res.group,
+            )
 
     def _generate_name(self, prefix: str) -> str:
         return prefix + "".join(self.rng.choice(_NAME_CHARS) for _ in range(5))
@@ -238,7 +402,7 @@ class Registry:
     ) -> JSON:
         """Create an object; ``trusted`` (the server's own bootstrap objects) skips the
         official-client check, so start-up does not import the client's models."""
-        obj = decode(res.kind, body)
+        obj = decode(res.kind, body, res.api_version, not res.stub)
         meta = obj["metadata"]
         if res.namespaced:
             assert namespace is not None
@@ -247,10 +411,14 @@ class Registry:
                     "the namespace of the provided object does not match the namespace sent on "
                     "the request"
                 )
-            self._require_namespace(namespace)
+            self._require_namespace(res, namespace, meta.get("name") or "")
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
+        if meta.get("resourceVersion"):
+            # Differs from upstream: the storage layer refuses this with a 500 without reason
+            # (a client error reported as a server error); we answer 400 BadRequest.
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
         # rest.FillObjectMetaSystemFields and BeforeCreate: the server owns these fields.
         for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
             meta.pop(key, None)
@@ -260,18 +428,26 @@ class Registry:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(meta["generateName"])
         self._prepare_for_create(res, obj)
+        if res is PODS and not trusted:
+            self._admit_pod_priority(obj)  # a mutating admission plugin: before validation
         errs = validation.metadata_errors(meta, res.name_rule)
         errs += self._validate(res, obj)
         if errs:
             raise errors.invalid(
-                res.kind, meta.get("name") or "", errs, name_in_details=bool(meta.get("name"))
+                res.kind,
+                meta.get("name") or "",
+                errs,
+                group=res.group,
+                name_in_details=bool(meta.get("name")),
             )
-        if self.store.get(res.name, (namespace or "", meta["name"])) is not None:
-            raise errors.already_exists(res.name, meta["name"])
-        obj = defaults.order_object(res.kind, obj)
         if not trusted:
+            self._admit_create(res, obj)
+        if self.store.get(res.store_key, (namespace or "", meta["name"])) is not None:
+            raise errors.already_exists(res.name, meta["name"], res.group)
+        obj = defaults.order_object(res.kind, obj, res.api_version)
+        if not trusted and not res.stub:
             _check_client_readable(res.kind, obj)
-        return self.store.insert(res.name, obj)
+        return self.store.insert(res.store_key, obj)
 
     def _prepare_for_create(self, res: Resource, obj: JSON) -> None:
         obj["metadata"].pop("generation", None)
@@ -284,11 +460,88 @@ class Registry:
             obj["status"] = {"phase": "Active"}
         elif res is EVENTS:
             defaults.default_event(obj)
+        elif res is PRIORITY_CLASSES:
+            obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+            obj["metadata"]["generation"] = 1
+            if obj.get("globalDefault") is False:
+                del obj["globalDefault"]  # omitempty
 
     def _validate(self, res: Resource, obj: JSON) -> list[FieldError]:
         if res is PODS:
-            return validation.pod_spec_errors(obj.get("spec") or {})
+            spec = obj.get("spec") or {}
+            errs = validation.pod_spec_errors(spec)
+            # validation.ValidatePodCreate
+            if spec.get("ephemeralContainers"):
+                errs.append(
+                    FieldError("Forbidden", "spec.ephemeralContainers", "cannot be set on create")
+                )
+            if spec.get("nodeName") and spec.get("schedulingGates"):
+                errs.append(
+                    FieldError(
+                        "Forbidden",
+                        "spec.nodeName",
+                        "cannot be set until all schedulingGates have been cleared",
+                    )
+                )
+            return errs
+        if res is EVENTS:
+            return validation.event_create_errors(obj)
+        if res is PRIORITY_CLASSES:
+            return validation.priority_class_errors(obj, SYSTEM_PRIORITY_CLASSES)
         return []
+
+    def _admit_create(self, res: Resource, obj: JSON) -> None:
+        """Validating admission: after validation, before the storage's AlreadyExists."""
+        name = obj["metadata"]["name"]
+        if res is PRIORITY_CLASSES and obj.get("globalDefault"):
+            for pc in self.store.list("priorityclasses", None):
+                if pc.get("globalDefault"):
+                    raise errors.forbidden(
+                        res.name,
+                        name,
+                        f"PriorityClass {pc['metadata']['name']} is already marked as default. "
+                        "Only one default can exist",
+                        res.group,
+                    )
+
+    def _admit_pod_priority(self, pod: JSON) -> None:
+        """Admission plugin Priority (``plugin/pkg/admission/priority``): resolve
+        ``spec.priority`` and ``preemptionPolicy`` from the PriorityClass named, or from the
+        globalDefault class, or 0; refuse a missing class and a mismatching explicit value."""
+        spec = pod["spec"]
+        name = pod["metadata"].get("name") or ""  # not validated yet
+        class_name = spec.get("priorityClassName")
+        policy = None
+        if class_name:
+            pc = self.store.get("priorityclasses", ("", class_name))
+            if pc is None:
+                raise errors.forbidden(
+                    "pods", name, f"no PriorityClass with name {class_name} was found"
+                )
+            value, policy = pc["value"], pc.get("preemptionPolicy")
+        else:
+            # With several globalDefault classes (possible only by racing creates), the one
+            # with the smallest value wins, as upstream's getDefaultPriorityClass.
+            defaults_ = [
+                c for c in self.store.list("priorityclasses", None) if c.get("globalDefault")
+            ]
+            default = min(defaults_, key=lambda c: c["value"], default=None)
+            value = 0
+            if default is not None:
+                value, policy = default["value"], default.get("preemptionPolicy")
+                spec["priorityClassName"] = default["metadata"]["name"]
+        if "priority" in spec and spec["priority"] != value:
+            raise errors.forbidden(
+                "pods",
+                name,
+                f"the integer value of priority ({spec['priority']}) must not be provided in pod "
+                f"spec; priority admission controller computed {value} from the given "
+                "PriorityClass name",
+            )
+        spec["priority"] = value
+        if policy is not None:
+            spec["preemptionPolicy"] = policy
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
     # ---- update and patch -------------------------------------------------------------------
 
@@ -300,7 +553,7 @@ class Registry:
         body: Any,
         subresource: str = "",
     ) -> JSON:
-        obj = decode(res.kind, body)
+        obj = decode(res.kind, body, res.api_version, not res.stub)
         meta = obj["metadata"]
         if res.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
             raise errors.bad_request(
@@ -336,10 +589,11 @@ class Registry:
                     )
                 patched = patch.merge_patch(current, body)
             else:
-                patched = patch.strategic_merge_patch(current, body, patch.SCHEMAS[res.name])
+                schema = patch.SCHEMAS.get(res.name, patch.EVENT_SCHEMA)  # metadata only
+                patched = patch.strategic_merge_patch(current, body, schema)
         except patch.PatchError:
             raise errors.patch_rejected() from None
-        obj = decode(res.kind, patched)
+        obj = decode(res.kind, patched, res.api_version, not res.stub)
         if obj["metadata"].get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({obj['metadata'].get('name') or ''}) does not match "
@@ -361,26 +615,37 @@ class Registry:
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
                 f"{old_meta['uid']}",
             )
+        new = obj
+        # System fields are the server's (rest.BeforeUpdate).
+        for key in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "namespace",
+            "generateName",
+        ):
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
         if subresource == "status":
-            # Status strategies: only the status changes; spec and metadata stay as stored.
-            new = clone(existing)
+            # Status strategies (pod, node, namespace): the spec stays as stored; metadata
+            # such as labels and annotations does change through /status, as upstream.
             new["status"] = obj.get("status") or {}
-        else:
-            new = obj
-            # System fields are the server's; status is only written through /status.
-            for key in (
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "generation",
-                "namespace",
-                "generateName",
-            ):
-                if key in old_meta:
-                    meta[key] = old_meta[key]
+            if "spec" in existing:
+                new["spec"] = clone(existing["spec"])
+            if res is PODS:
+                # podStatusStrategy: owner references are not touched through /status, and
+                # the QoS class (immutable) is kept when the write leaves it out.
+                if "ownerReferences" in old_meta:
+                    meta["ownerReferences"] = clone(old_meta["ownerReferences"])
                 else:
-                    meta.pop(key, None)
+                    meta.pop("ownerReferences", None)
+                if not new["status"].get("qosClass") and existing["status"].get("qosClass"):
+                    new["status"]["qosClass"] = existing["status"]["qosClass"]
+        else:
             if res.has_status:
                 new["status"] = clone(existing.get("status") or {})
             if res is PODS:
@@ -392,19 +657,24 @@ class Registry:
                 new["spec"] = clone(existing.get("spec") or {})
             elif res is EVENTS:
                 defaults.default_event(new)
+            elif res is PRIORITY_CLASSES:
+                new.setdefault("preemptionPolicy", "PreemptLowerPriority")
         errs = validation.metadata_errors(new["metadata"], res.name_rule)
         if res is PODS and subresource != "status":
             errs += validation.pod_update_errors(existing, new)
+        if res is PRIORITY_CLASSES:
+            errs += validation.priority_class_update_errors(existing, new)
         if errs:
-            raise errors.invalid(res.kind, name, errs)
+            raise errors.invalid(res.kind, name, errs, group=res.group)
         if res is PODS and new.get("spec") != existing.get("spec"):
             new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
-        new = defaults.order_object(res.kind, new)
+        new = defaults.order_object(res.kind, new, res.api_version)
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         if new == existing:
             return existing  # a no-op update writes nothing (etcd3 GuaranteedUpdate)
-        _check_client_readable(res.kind, new)
-        stored = self.store.replace(res.name, new, existing)
+        if not res.stub:
+            _check_client_readable(res.kind, new)
+        stored = self.store.replace(res.store_key, new, existing)
         return self._finish_if_deleted(res, stored)
 
     def _finish_if_deleted(self, res: Resource, obj: JSON) -> JSON:
@@ -415,7 +685,7 @@ class Registry:
             and not meta.get("finalizers")
             and meta.get("deletionGracePeriodSeconds", 0) == 0
         ):
-            return self.store.remove(res.name, obj)
+            return self.store.remove(res.store_key, obj)
         return obj
 
     # ---- delete -----------------------------------------------------------------------------
@@ -426,23 +696,29 @@ class Registry:
         """Delete one object. Returns (the answer body, the object as it was before)."""
         existing = self._existing(res, namespace, name)
         pre = options.get("preconditions") or {}
+        # Upstream's storage precondition check; its Conflict names the Kind, not the resource.
         if pre.get("uid") and pre["uid"] != existing["metadata"]["uid"]:
             raise errors.conflict(
-                res.name,
+                res.kind,
                 name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                f"{existing['metadata']['uid']}",
+                f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+                f"({existing['metadata']['uid']}). The object might have been deleted and then "
+                "recreated",
             )
         if (
             pre.get("resourceVersion")
             and pre["resourceVersion"] != existing["metadata"]["resourceVersion"]
         ):
             raise errors.conflict(
-                res.name,
+                res.kind,
                 name,
-                "Precondition failed: ResourceVersion in precondition: "
-                f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                f"{existing['metadata']['resourceVersion']}",
+                f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not "
+                f"match the ResourceVersion in record ({existing['metadata']['resourceVersion']})"
+                ". The object might have been modified",
+            )
+        if res is PRIORITY_CLASSES and name in {n for n, _, _ in SYSTEM_PRIORITY_CLASSES}:
+            raise errors.forbidden(
+                res.name, name, "this is a system priority class and cannot be deleted", res.group
             )
         if res is NAMESPACES:
             return self._delete_namespace(existing), existing
@@ -450,8 +726,11 @@ class Registry:
             return self._delete_pod(existing, options.get("gracePeriodSeconds")), existing
         if existing["metadata"].get("finalizers"):
             return self._mark_deleted(res, existing, 0), existing
-        last = self.store.remove(res.name, existing)
-        details = {"name": name, "kind": res.name, "uid": last["metadata"]["uid"]}
+        last = self.store.remove(res.store_key, existing)
+        details: JSON = {"name": name}
+        if res.group:
+            details["group"] = res.group
+        details.update(kind=res.name, uid=last["metadata"]["uid"])
         return errors.success(None, details), existing
 
     def _mark_deleted(self, res: Resource, existing: JSON, grace: int) -> JSON:
@@ -463,8 +742,8 @@ class Registry:
             meta["generation"] = int(meta["generation"]) + 1
         meta["deletionTimestamp"] = rfc3339(self.now() + grace)
         meta["deletionGracePeriodSeconds"] = grace
-        new = defaults.order_object(res.kind, new)
-        return self.store.replace(res.name, new, existing)
+        new = defaults.order_object(res.kind, new, res.api_version)
+        return self.store.replace(res.store_key, new, existing)
 
     def _delete_pod(self, existing: JSON, grace: Any) -> JSON:
         spec, meta = existing.get("spec") or {}, existing["metadata"]
@@ -488,8 +767,14 @@ class Registry:
         return marked
 
     def _delete_namespace(self, existing: JSON) -> JSON:
-        """Simplified: upstream marks the namespace Terminating and its controller empties and
-        removes it later; we do all of that at once (contents are deleted with grace 0)."""
+        """Mark the namespace Terminating and answer it; its contents go, then it does.
+
+        Simplified: upstream's namespace controller (kube-controller-manager) does the rest
+        asynchronously; here the server does it on its own loop right after answering:
+        ``_finalize_namespace`` deletes the pods (with grace 0: no kubelet waits for them)
+        and events, writes the five deletion conditions the controller writes (one MODIFIED),
+        then removes the namespace (DELETED), the sequence a watcher of a real cluster sees.
+        """
         name = existing["metadata"]["name"]
         if name in PROTECTED_NAMESPACES:
             raise ApiError(
@@ -500,22 +785,53 @@ class Registry:
                     {"name": name, "kind": "namespaces"},
                 )
             )
-        for res in (PODS, EVENTS):
-            for obj in self.store.list(res.name, name):
-                current = self.store.get(res.name, (name, obj["metadata"]["name"]))
-                if current is not None:
-                    self.store.remove(res.name, current)
+        if existing["metadata"].get("deletionTimestamp"):
+            return existing  # already terminating
         new = clone(existing)
         new["metadata"]["deletionTimestamp"] = rfc3339(self.now())
         new["status"] = {"phase": "Terminating"}
-        marked = self.store.replace("namespaces", new, existing)
-        return self.store.remove("namespaces", marked)
+        marked = self.store.replace("namespaces", defaults.order_object("Namespace", new), existing)
+        self._schedule(lambda: self._finalize_namespace(name))
+        return marked
+
+    def _schedule(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` on the server's loop after the current request (or now, without one)."""
+        import asyncio
+
+        try:
+            asyncio.get_running_loop().call_soon(fn)
+        except RuntimeError:
+            fn()
+
+    def _finalize_namespace(self, name: str) -> None:
+        """The namespace controller's work for one Terminating namespace (see above)."""
+        ns = self.store.get("namespaces", ("", name))
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return
+        for res in (PODS, EVENTS):
+            for obj in self.store.list(res.store_key, name):
+                current = self.store.get(res.store_key, (name, obj["metadata"]["name"]))
+                if current is not None:
+                    if res is PODS and not current["metadata"].get("deletionTimestamp"):
+                        current = self._mark_deleted(PODS, current, 0)
+                    self.store.remove(res.store_key, current)
+        now = rfc3339(self.now())
+        new = clone(ns)
+        new["status"] = {
+            "phase": "Terminating",
+            "conditions": [
+                {"type": t, "status": "False", "lastTransitionTime": now, "reason": r, "message": m}
+                for t, r, m in _NAMESPACE_DELETION_CONDITIONS
+            ],
+        }
+        updated = self.store.replace("namespaces", new, ns)
+        self.store.remove("namespaces", updated)
 
     def delete_collection(
         self, res: Resource, namespace: str | None, selector: Selector, options: JSON
     ) -> JSON:
         """Delete every matching object; answer their list as it was before the deletion."""
-        before = self.store.list(res.name, namespace, selector)
+        before = self.store.list(res.store_key, namespace, selector)
         for obj in before:
             meta = obj["metadata"]
             self.delete(res, meta.get("namespace"), meta["name"], {**options, "preconditions": {}})
@@ -524,7 +840,7 @@ class Registry:
     def list_body(self, res: Resource, items: list[JSON], rv: int | None = None) -> JSON:
         return {
             "kind": res.list_kind,
-            "apiVersion": "v1",
+            "apiVersion": res.api_version,
             "metadata": {"resourceVersion": str(self.store.rv if rv is None else rv)},
             "items": [
                 {k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items
@@ -544,9 +860,7 @@ class Registry:
             )
         name = meta.get("name") or ""
         if url_name is not None and name != url_name:
-            raise errors.bad_request(
-                f"the name of the object ({name}) does not match the name on the URL ({url_name})"
-            )
+            raise errors.bad_request("name in URL does not match name in Binding object")
         errs = validation.binding_errors(binding)
         if errs:
             raise errors.invalid("Binding", name, errs, name_in_details=bool(name))

@@ -259,7 +259,7 @@ def parse_field_selector(text: str | None, resource: str) -> list[FieldRequireme
     """Parse ``spec.nodeName=,status.phase!=Failed`` for ``resource``; 400 on errors."""
     if not text or not text.strip():
         return []
-    supported = FIELD_GETTERS[resource]
+    supported = FIELD_GETTERS.get(resource, _NS_META)  # the resources served as stubs
     reqs = []
     for term in _split_unescaped(text, ","):
         if not term:
@@ -272,10 +272,7 @@ def parse_field_selector(text: str | None, resource: str) -> list[FieldRequireme
         else:
             raise errors.bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
         if field not in supported:
-            raise errors.bad_request(
-                f'Unable to find "/v1, Resource={resource}" that match label selector "", '
-                f'field selector "{text}": field label not supported: {field}'
-            )
+            raise errors.bad_request(f"field label not supported: {field}")
         reqs.append(FieldRequirement(field, "!=" if op == "!=" else "=", value))
     return reqs
 
@@ -295,7 +292,7 @@ def _find_unescaped(term: str, op: str) -> int:
 def fields_match(reqs: list[FieldRequirement], resource: str, obj: JSON) -> bool:
     if not reqs:
         return True
-    getters = FIELD_GETTERS[resource]
+    getters = FIELD_GETTERS.get(resource, _NS_META)
     for r in reqs:
         have = getters[r.field](obj)
         if (have == r.value) != (r.op == "="):
@@ -342,6 +339,7 @@ FIELD_GETTERS: dict[str, dict[str, Callable[[JSON], str]]] = {
     },
     "nodes": {**_META, "spec.unschedulable": _bool_path("spec", "unschedulable")},
     "namespaces": {**_META, "status.phase": _path("status", "phase")},
+    "priorityclasses": _META,
     "events": {
         **_NS_META,
         "involvedObject.kind": _path("involvedObject", "kind"),

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from aiohttp import web
+from aiohttp import web, web_protocol, web_server
+from aiohttp.http_exceptions import BadHttpMethod
 
 from . import discovery, errors, openapi, patch, table
 from .errors import ApiError
-from .registry import RESOURCES, Registry, Resource
+from .registry import GROUPS, RESOURCES, Registry, Resource
 from .selectors import Selector
 from .store import BOOKMARK, ERROR, Expired, Store, Watcher, dumps, encode_event
 
@@ -68,8 +69,9 @@ class Route:
     watch_prefix: bool = False  # legacy /api/v1/watch/... paths
 
 
-def parse_api_path(parts: list[str]) -> Route:
-    """Parse the segments after ``/api/v1``; raise 404 for anything we do not serve."""
+def parse_api_path(parts: list[str], resources: dict[str, Resource] = RESOURCES) -> Route:
+    """Parse the segments after ``/api/v1`` (or ``/apis/{group}/{version}`` with that
+    version's ``resources``); raise 404 for anything we do not serve."""
     watch = False
     if parts and parts[0] == "watch":
         watch, parts = True, parts[1:]
@@ -79,9 +81,9 @@ def parse_api_path(parts: list[str]) -> Route:
     if not parts or not all(parts):
         raise errors.unknown_path()
     name = parts[0]
-    if namespace is not None and name == "bindings" and len(parts) == 1:
+    if namespace is not None and name == "bindings" and len(parts) == 1 and resources is RESOURCES:
         return Route(None, namespace)
-    res = RESOURCES.get(name)
+    res = resources.get(name)
     if res is None or (namespace is not None and not res.namespaced):
         raise errors.unknown_path()
     if namespace is None and res.namespaced and len(parts) > 1:
@@ -203,8 +205,100 @@ def _resource_version(text: str | None) -> int | None:
     return int(text)
 
 
-def json_response(body: JSON, status: int = 200) -> web.Response:
-    return web.Response(body=dumps(body) + b"\n", status=status, content_type=JSON_TYPE)
+def json_response(body: JSON, status: int = 200, content_type: str = JSON_TYPE) -> web.Response:
+    if content_type == JSON_TYPE:
+        return web.Response(body=dumps(body) + b"\n", status=status, content_type=JSON_TYPE)
+    # With media-type parameters (aggregated discovery): set the header as is.
+    return web.Response(
+        body=dumps(body) + b"\n", status=status, headers={"Content-Type": content_type}
+    )
+
+
+def aggregated_discovery_version(accept: str) -> str | None:
+    """The apidiscovery version (v2 or v2beta1) of the first Accept clause asking for an
+    ``APIGroupDiscoveryList``; None when the client wants the legacy documents."""
+    for clause in accept.split(","):
+        media, *raw = (p.strip() for p in clause.split(";"))
+        params = dict(p.split("=", 1) for p in raw if "=" in p)
+        if media.lower() not in ("application/json", "application/*", "*/*"):
+            continue
+        if params.get("as") != "APIGroupDiscoveryList":
+            return None  # a plain JSON clause listed first wins
+        if params.get("g") == "apidiscovery.k8s.io" and params.get("v") in ("v2", "v2beta1"):
+            return params["v"]
+    return None
+
+
+def _page_not_found() -> web.Response:
+    """Go's ``http.NotFound``: what kube-apiserver answers for a group it does not serve."""
+    return web.Response(
+        text="404 page not found\n", status=404, content_type="text/plain", charset="utf-8"
+    )
+
+
+def _list_options_errors(query: Any, watching: bool) -> list[errors.FieldError]:
+    """``ValidateListOptions`` (apimachinery ``internalversion/validation``): the checks on
+    sendInitialEvents and resourceVersionMatch. A sendInitialEvents that is present counts
+    as set, whatever its value (upstream's conversion leaves a bad value set)."""
+    send_initial = "sendInitialEvents" in query
+    match = query.get("resourceVersionMatch", "")
+    errs: list[errors.FieldError] = []
+    if not watching:
+        if match and not query.get("resourceVersion"):
+            errs.append(
+                errors.FieldError(
+                    "Forbidden",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if send_initial:
+            errs.append(
+                errors.FieldError(
+                    "Forbidden", "sendInitialEvents", "sendInitialEvents is forbidden for list"
+                )
+            )
+        return errs
+    if send_initial and match != "NotOlderThan":
+        errs.append(
+            errors.FieldError(
+                "Forbidden",
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if match:
+        if not send_initial:
+            errs.append(
+                errors.FieldError(
+                    "Forbidden",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided",
+                )
+            )
+        if match != "NotOlderThan":
+            errs.append(
+                errors.FieldError(
+                    "Unsupported",
+                    "resourceVersionMatch",
+                    'supported values: "NotOlderThan"',
+                    match,
+                )
+            )
+        if query.get("continue"):
+            errs.append(
+                errors.FieldError(
+                    "Forbidden",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+    return errs
+
+
+def _invalid_list_options(errs: list[errors.FieldError]) -> ApiError:
+    return errors.invalid("ListOptions", "", errs, group="meta.k8s.io", name_in_details=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,12 +306,14 @@ def json_response(body: JSON, status: int = 200) -> web.Response:
 # --------------------------------------------------------------------------------------------
 
 
-def bookmark_object(kind: str, rv: int, initial_events_end: bool = False) -> JSON:
+def bookmark_object(
+    kind: str, rv: int, initial_events_end: bool = False, api_version: str = "v1"
+) -> JSON:
     """What an empty Go object of ``kind`` serializes to, carrying only a resourceVersion."""
     meta: JSON = {"resourceVersion": str(rv)}
     if initial_events_end:
         meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-    obj: JSON = {"kind": kind, "apiVersion": "v1", "metadata": meta}
+    obj: JSON = {"kind": kind, "apiVersion": api_version, "metadata": meta}
     if kind == "Pod":
         obj.update(spec={"containers": None}, status={})
     elif kind == "Node":
@@ -342,6 +438,13 @@ class ApiServer:
         if path in ("/version", "/api", "/apis", "/api/v1"):
             if method != "GET":
                 raise errors.method_not_allowed()
+            agg = aggregated_discovery_version(accept) if path in ("/api", "/apis") else None
+            if agg is not None:
+                return json_response(
+                    discovery.aggregated(path == "/api", agg),
+                    content_type=f"application/json;g=apidiscovery.k8s.io;v={agg};"
+                    "as=APIGroupDiscoveryList",
+                )
             negotiate(accept, allow_table=False, stream=False)
             if path == "/version":
                 return json_response(discovery.version_info())
@@ -358,10 +461,37 @@ class ApiServer:
         if path == "/minisched/compact" and self.test_endpoints and method == "POST":
             self.store.compact()
             return json_response(errors.success(200))
+        if path.startswith("/apis/"):
+            return await self._serve_group(request, method, body, accept)
         if not path.startswith("/api/v1/"):
             raise errors.unknown_path()
         parts = [unquote(p) for p in request.raw_path.split("?", 1)[0].rstrip("/").split("/")[3:]]
         route = parse_api_path(parts)
+        return await self._serve_route(request, route, method, body, accept)
+
+    async def _serve_group(
+        self, request: web.Request, method: str, body: bytes, accept: str
+    ) -> web.StreamResponse:
+        """``/apis/{group}[/{version}[/...]]``: discovery of a group, or its resources."""
+        raw = request.raw_path.split("?", 1)[0].rstrip("/")
+        parts = [unquote(p) for p in raw.split("/")[2:]]
+        group = parts[0]
+        if group not in GROUPS:
+            return _page_not_found()
+        if len(parts) <= 2:
+            if method != "GET":
+                raise errors.method_not_allowed()
+            if len(parts) == 1:
+                negotiate(accept, allow_table=False, stream=False)
+                return json_response(discovery.api_group(group))
+            if parts[1] not in GROUPS[group]:
+                raise errors.unknown_path()
+            negotiate(accept, allow_table=False, stream=False)
+            return json_response(discovery.group_resource_list(group, parts[1]))
+        served = GROUPS[group].get(parts[1])
+        if served is None:
+            raise errors.unknown_path()
+        route = parse_api_path(parts[2:], served)
         return await self._serve_route(request, route, method, body, accept)
 
     # ---- routing to verbs -------------------------------------------------------------------
@@ -379,13 +509,17 @@ class ApiServer:
             if method == "GET" and ("list" in verbs):
                 watching = route.watch_prefix or _bool_param(query, "watch")
                 wanted = negotiate(accept, allow_table=True, stream=watching)
+                option_errors = _list_options_errors(query, watching)
+                if option_errors:
+                    raise _invalid_list_options(option_errors)
                 if watching:
                     return await self._watch(request, res, route.namespace, wanted)
                 return self._list(res, route.namespace, query, wanted)
             if method == "POST" and not cluster_wide_namespaced and "create" in verbs:
-                self._check_content_type(request, WRITE_TYPES)
+                doc = self._create_body(request, body, res.kind)
                 negotiate(accept, allow_table=False, stream=False)
-                obj = self.registry.create(res, route.namespace, parse_json(body, res.kind))
+                self._reject_dry_run(query)
+                obj = self.registry.create(res, route.namespace, doc)
                 return json_response(obj, 201)
             if method == "DELETE" and not cluster_wide_namespaced and "deletecollection" in verbs:
                 negotiate(accept, allow_table=False, stream=False)
@@ -444,10 +578,23 @@ class ApiServer:
         """``pods/{name}/binding`` and the legacy ``bindings`` collection: POST only."""
         if method != "POST":
             raise errors.method_not_allowed()
-        self._check_content_type(request, WRITE_TYPES)
+        binding = self._create_body(request, body, "Binding")
         negotiate(accept, allow_table=False, stream=False)
-        binding = parse_json(body, "Binding")
         return json_response(self.registry.bind(route.namespace or "", route.name, binding), 201)
+
+    def _create_body(self, request: web.Request, body: bytes, kind: str) -> Any:
+        """A create's body as JSON: a JSON body, or one of the protobuf bodies that clients
+        send by default (see ``protobuf.py``); any other media type is a 415."""
+        raw = request.headers.get("Content-Type", "")
+        if raw.split(";", 1)[0].strip().lower() == "application/vnd.kubernetes.protobuf":
+            from . import protobuf  # on first use: start-up stays fast
+
+            try:
+                return protobuf.decode(body)
+            except protobuf.ProtobufError:
+                raise errors.unsupported_media_type(raw) from None
+        self._check_content_type(request, WRITE_TYPES)
+        return parse_json(body, kind)
 
     @staticmethod
     def _reject_dry_run(query: Any) -> None:
@@ -516,7 +663,7 @@ class ApiServer:
         list_rv = self.store.rv
         if match == "Exact" and rv is not None:
             try:
-                items = self.store.list_at(res.name, namespace, selector, rv)
+                items = self.store.list_at(res.store_key, namespace, selector, rv)
             except Expired:
                 raise errors.expired(
                     "The resourceVersion for the provided list is too old."
@@ -525,7 +672,7 @@ class ApiServer:
         else:
             if rv is not None and rv > self.store.rv:
                 raise errors.too_large_resource_version(rv, self.store.rv)
-            items = self.store.list(res.name, namespace, selector)
+            items = self.store.list(res.store_key, namespace, selector)
         # Paging: resourceVersion=0 ignores limit (served from the cache upstream).
         # Simplified: a continue token resumes after a key in the *current* state, not in a
         # snapshot taken at the first page's resourceVersion.
@@ -576,7 +723,7 @@ class ApiServer:
         # the live events.
         start_rv = self.store.rv
         try:
-            initial, watcher = self.store.watch(res.name, namespace, selector, from_rv)
+            initial, watcher = self.store.watch(res.store_key, namespace, selector, from_rv)
         except Expired:
             watcher = None
             if res.watch_from_storage:
@@ -593,7 +740,11 @@ class ApiServer:
             )
             lines = [writer.encode(t, obj) for t, obj in initial]
             if watcher is not None and bookmarks and from_rv is None:
-                lines.append(encode_event(BOOKMARK, bookmark_object(res.kind, start_rv, True)))
+                lines.append(
+                    encode_event(
+                        BOOKMARK, bookmark_object(res.kind, start_rv, True, res.api_version)
+                    )
+                )
             if lines:
                 await response.write(b"".join(lines))
             if watcher is not None:
@@ -647,7 +798,10 @@ class ApiServer:
                 current = self.store.rv
                 if current > sent_rv:
                     await writer.response.write(
-                        encode_event(BOOKMARK, bookmark_object(res.kind, current))
+                        encode_event(
+                            BOOKMARK,
+                            bookmark_object(res.kind, current, api_version=res.api_version),
+                        )
                     )
                     sent_rv = current
             if due_timeout:
@@ -734,6 +888,52 @@ def build_app(api: ApiServer) -> web.Application:
     return app
 
 
+class _StatusRequestHandler(web_protocol.RequestHandler):
+    """aiohttp's connection handler, answering requests it cannot parse with a Status.
+
+    aiohttp answers an HTTP request line or header it cannot parse (``FOO /api/v1/pods``:
+    its parser knows only the standard methods) with plain text before any handler runs.
+    Go's net/http passes any method through, and kube-apiserver answers an unknown one with
+    ``405 MethodNotAllowed`` (recorded: case method-unknown). Differs from upstream: for other
+    malformed requests (a header line that is not a header...) net/http writes a plain-text
+    ``400 Bad Request``; we answer a ``400 BadRequest`` Status, so every answer stays a Status.
+    """
+
+    def handle_error(
+        self,
+        request: Any,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        plain = super().handle_error(request, status, exc, message)  # logs; may raise
+        if status == 500:
+            body = errors.status_body(500, "InternalError", "Internal error occurred")
+        elif isinstance(exc, BadHttpMethod):
+            body = errors.method_not_allowed().body
+        else:
+            reason = str(getattr(exc, "message", "") or exc).strip().splitlines()
+            text = f"malformed HTTP request: {reason[0] if reason else status}"
+            body = errors.status_body(400, "BadRequest", text)
+            body["code"] = status
+        response = json_response(body, body["code"])
+        response.headers.update((k, v) for k, v in plain.headers.items() if k == "Connection")
+        response.force_close()
+        return response
+
+
+class _StatusServer(web_server.Server):
+    def __call__(self) -> web_protocol.RequestHandler:
+        return _StatusRequestHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _AppRunner(web.AppRunner):
+    async def _make_server(self) -> web_server.Server:
+        server = await super()._make_server()
+        server.__class__ = _StatusServer  # same state, our connection handler
+        return server
+
+
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -806,7 +1006,7 @@ class Server:
             bookmark_interval=self.bookmark_interval,
             test_endpoints=self.test_endpoints,
         )
-        self._runner = web.AppRunner(
+        self._runner = _AppRunner(
             build_app(api), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
         )
         await self._runner.setup()

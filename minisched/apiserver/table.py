@@ -133,6 +133,31 @@ NAMESPACE_COLUMNS = [
     _col("Age", _AGE_DESC),
 ]
 
+PRIORITY_CLASS_COLUMNS = [
+    _col("Name", _NAME_DESC, fmt="name"),
+    _col(
+        "Value",
+        "value represents the integer value of this priority class. This is the actual "
+        "priority that pods receive when they have the name of this class in their pod spec.",
+        kind="integer",
+    ),
+    _col(
+        "Global-Default",
+        "globalDefault specifies whether this PriorityClass should be considered as the default "
+        "priority for pods that do not have any priority class. Only one PriorityClass can be "
+        "marked as `globalDefault`. However, if more than one PriorityClasses exists with their "
+        "`globalDefault` field set to true, the smallest value of such global default "
+        "PriorityClasses will be used as the default priority.",
+        kind="boolean",
+    ),
+    _col("Age", _AGE_DESC),
+    _col(
+        "PreemptionPolicy",
+        "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, "
+        "PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+    ),
+]
+
 EVENT_COLUMNS = [
     _col("Last Seen", "Time when last event occurred"),
     _col("Type", "Type of this event (Normal, Warning), new types could be added in the future."),
@@ -283,12 +308,36 @@ def _namespace_row(ns: JSON, now: float) -> list[Any]:
     return [ns["metadata"]["name"], (ns.get("status") or {}).get("phase") or "", age(ns, now)]
 
 
+# Upstream's default table convertor (rest.NewDefaultTableConvertor), for the stub resources.
+DEFAULT_COLUMNS = [_col("Name", _NAME_DESC, fmt="name"), _col("Created At", _AGE_DESC, fmt="date")]
+
+
+def _default_row(obj: JSON, now: float) -> list[Any]:
+    return [obj["metadata"]["name"], obj["metadata"].get("creationTimestamp") or ""]
+
+
+def _priority_class_row(pc: JSON, now: float) -> list[Any]:
+    return [
+        pc["metadata"]["name"],
+        pc.get("value", 0),
+        bool(pc.get("globalDefault")),
+        age(pc, now),
+        pc.get("preemptionPolicy") or "",
+    ]
+
+
 def _event_row(ev: JSON, now: float) -> list[Any]:
-    obj = ev.get("involvedObject") or {}
-    source = ev.get("source") or {}
+    # events.k8s.io/v1 Events name some fields differently (regarding, note, ...).
+    obj = ev.get("involvedObject") or ev.get("regarding") or {}
+    source = ev.get("source") or ev.get("deprecatedSource") or {}
     last = _parse_time(ev.get("lastTimestamp")) or _parse_time(ev.get("eventTime"))
     first = _parse_time(ev.get("firstTimestamp")) or last
-    src = source.get("component") or ev.get("reportingComponent") or ""
+    src = (
+        source.get("component")
+        or ev.get("reportingComponent")
+        or ev.get("reportingController")
+        or ""
+    )
     if source.get("host"):
         src += ", " + source["host"]
     return [
@@ -298,9 +347,9 @@ def _event_row(ev: JSON, now: float) -> list[Any]:
         f"{(obj.get('kind') or '').lower()}/{obj.get('name') or ''}",
         obj.get("fieldPath") or "",
         src,
-        (ev.get("message") or "").strip(),
+        (ev.get("message") or ev.get("note") or "").strip(),
         "<unknown>" if first is None else human_duration(now - first),
-        int(ev.get("count") or 1),
+        int(ev.get("count") or ev.get("deprecatedCount") or 1),
         ev["metadata"]["name"],
     ]
 
@@ -310,6 +359,7 @@ _PRINTERS: dict[str, tuple[list[JSON], Callable[[JSON, float], list[Any]]]] = {
     "nodes": (NODE_COLUMNS, _node_row),
     "namespaces": (NAMESPACE_COLUMNS, _namespace_row),
     "events": (EVENT_COLUMNS, _event_row),
+    "priorityclasses": (PRIORITY_CLASS_COLUMNS, _priority_class_row),
 }
 
 
@@ -336,7 +386,7 @@ def to_table(
 ) -> JSON:
     """Render ``objects`` as a Table. ``with_columns=False`` leaves out the column definitions
     (every watch event after the first, so kubectl prints its header once)."""
-    columns, printer = _PRINTERS[resource]
+    columns, printer = _PRINTERS.get(resource, (DEFAULT_COLUMNS, _default_row))
     when = time.time() if now is None else now
     rows = []
     for obj in objects:

@@ -219,7 +219,17 @@ _DELETE_OPTIONS_TYPES: JSON = {
     "preconditions": {"uid": _STR, "resourceVersion": _STR},
     "dryRun": [_STR],
 }
+_PRIORITY_CLASS_TYPES: JSON = {
+    "kind": _STR,
+    "apiVersion": _STR,
+    "metadata": _META_TYPES,
+    "value": _INT,
+    "globalDefault": _BOOL,
+    "description": _STR,
+    "preemptionPolicy": _STR,
+}
 TYPES = {
+    "PriorityClass": _PRIORITY_CLASS_TYPES,
     "Pod": _POD_TYPES,
     "Node": _NODE_TYPES,
     "Namespace": _NAMESPACE_TYPES,
@@ -316,6 +326,7 @@ _CLIENT_MODELS = {
     "Node": "V1Node",
     "Namespace": "V1Namespace",
     "Event": "CoreV1Event",
+    "PriorityClass": "V1PriorityClass",
 }
 
 
@@ -560,3 +571,106 @@ def binding_errors(binding: JSON) -> list[FieldError]:
     if not target.get("name"):
         return [FieldError("Required", "target.name")]
     return []
+
+
+# --------------------------------------------------------------------------------------------
+# Events (core/v1) and PriorityClasses
+# --------------------------------------------------------------------------------------------
+
+_EVENT_LIMIT = 128  # ReportingInstanceLengthLimit, ActionLengthLimit, ReasonLengthLimit
+_NOTE_LIMIT = 1024  # NoteLengthLimit
+
+
+def event_create_errors(event: JSON) -> list[FieldError]:
+    """``ValidateEventCreate`` for a core/v1 request: the legacy checks only.
+
+    Old-style events (no ``eventTime``) need matching namespaces; new-style ones also need
+    reportingComponent, reportingInstance, action and reason.
+    """
+    errs: list[FieldError] = []
+    namespace = event["metadata"].get("namespace") or ""
+    involved = event.get("involvedObject") or {}
+    involved_ns = involved.get("namespace") or ""
+    mismatch = FieldError(
+        "Invalid", "involvedObject.namespace", "does not match event.namespace", involved_ns
+    )
+    if not event.get("eventTime"):
+        if involved_ns:
+            if namespace != involved_ns:
+                errs.append(mismatch)
+        elif namespace not in ("", "default"):
+            errs.append(mismatch)
+        return errs
+    if not involved_ns and namespace not in ("default", "kube-system"):
+        errs.append(mismatch)
+    component = event.get("reportingComponent") or ""
+    if not component:
+        errs.append(FieldError("Required", "reportingComponent"))
+        errs.append(FieldError("Invalid", "reportingComponent", "name part must be non-empty", ""))
+        errs.append(FieldError("Invalid", "reportingComponent", QUALIFIED_NAME_MSG, ""))
+    else:
+        errs += _qualified_name_errors(component, "reportingComponent")
+    for key, limit in (
+        ("reportingInstance", _EVENT_LIMIT),
+        ("action", _EVENT_LIMIT),
+        ("reason", _EVENT_LIMIT),
+    ):
+        value = event.get(key) or ""
+        if not value:
+            errs.append(FieldError("Required", key))
+        if len(value) > limit:
+            errs.append(FieldError("Invalid", key, f"can have at most {limit} characters", ""))
+    if len(event.get("message") or "") > _NOTE_LIMIT:
+        errs.append(
+            FieldError("Invalid", "message", f"can have at most {_NOTE_LIMIT} characters", "")
+        )
+    return errs
+
+
+def priority_class_errors(pc: JSON, system: Any) -> list[FieldError]:
+    """``ValidatePriorityClass`` (pkg/apis/scheduling/validation)."""
+    errs: list[FieldError] = []
+    name = pc["metadata"].get("name") or ""
+    known = {n: v for n, v, _ in system}
+    if name.startswith("system-"):
+        if name not in known:
+            errs.append(
+                FieldError(
+                    "Forbidden",
+                    "metadata.name",
+                    "priority class names with 'system-' prefix are reserved for system use "
+                    f"only. error: {name} is not a known system priority class",
+                )
+            )
+    elif pc.get("value", 0) > 1000000000:
+        errs.append(
+            FieldError(
+                "Forbidden",
+                "value",
+                "maximum allowed value of a user defined priority is 1000000000",
+            )
+        )
+    policy = pc.get("preemptionPolicy")
+    if policy not in ("PreemptLowerPriority", "Never"):
+        errs.append(
+            FieldError(
+                "Unsupported",
+                "preemptionPolicy",
+                'supported values: "PreemptLowerPriority", "Never"',
+                policy,
+            )
+        )
+    return errs
+
+
+def priority_class_update_errors(old: JSON, new: JSON) -> list[FieldError]:
+    errs = []
+    if new.get("value") != old.get("value"):
+        errs.append(FieldError("Forbidden", "value", "may not be changed in an update."))
+    if new.get("preemptionPolicy") != old.get("preemptionPolicy"):
+        errs.append(
+            FieldError(
+                "Invalid", "preemptionPolicy", "field is immutable", new.get("preemptionPolicy")
+            )
+        )
+    return errs
