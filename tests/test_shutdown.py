@@ -1,6 +1,7 @@
 """Ctrl-C stops everything: the scheduler, binding threads, the scenario's objects and the
-embedded API server, within 2 s, leaving no process behind. An API server that dies mid-run
-ends the run with one line."""
+embedded API server, promptly, leaving no process behind (10 s guard against a hang, not a
+timing: tests never assert timings). An API server that dies mid-run ends the run with one
+line."""
 
 from __future__ import annotations
 
@@ -77,23 +78,20 @@ def processes_with(marker: str) -> list[int]:
 
 @linux
 @pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
-def test_ctrl_c_exits_within_two_seconds_and_leaves_nothing_behind(step: int) -> None:
+def test_ctrl_c_exits_and_leaves_nothing_behind(step: int) -> None:
     marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
     proc = start_runner(step, marker)
     seen = read_until(proc, TRIGGER)
     assert len(processes_with(marker)) >= 2  # the runner and its API server
-    pressed = time.monotonic()
     proc.send_signal(signal.SIGINT)
     rest, errors = proc.communicate(timeout=10)
-    took = time.monotonic() - pressed
     assert proc.returncode == 130, "".join(seen) + rest + errors
     assert "Traceback" not in errors, errors
     # The cleanup deleted the pods: none of them is reported as an error (from step 5 on,
     # they were waiting on Permit), and nothing failed to update a pod that was gone.
     assert not [line for line in rest.splitlines() if line.startswith("error ")], rest
     assert errors == "", errors
-    assert took < 2.0, f"shutdown took {took:.2f} s"
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 10
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)  # sleep-ok: polling /proc for the child's exit; there is no event
     assert processes_with(marker) == []
