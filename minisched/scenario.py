@@ -144,7 +144,7 @@ class Scenario:
         name: str,
         *,
         tolerations: list[client.V1Toleration] | None = None,
-        priority: int | None = None,
+        priority_class_name: str | None = None,
         requests: dict[str, str] | None = None,
     ) -> client.V1Pod:
         """A pause pod for the minisched scheduler."""
@@ -159,7 +159,7 @@ class Scenario:
                 scheduler_name=SCHEDULER_NAME,
                 containers=[container],
                 tolerations=tolerations,
-                priority=priority,
+                priority_class_name=priority_class_name,
             ),
         )
         if self.report is not None:
