@@ -148,8 +148,10 @@ class Report:
 
     def record(self, event: str, /, **fields: Any) -> None:
         pod = str(fields.get("pod", ""))
-        if event in PER_NODE and pod not in self._detailed:
-            return  # a node's result for a pod nobody will be shown: the cheap path
+        if event in PER_NODE and pod not in self._detailed and not self._listeners:
+            # A node's result for a pod nobody will be shown: the cheap path. A listener (the
+            # web page) sees every event and keeps what it shows within bounds of its own.
+            return
         with self._lock:
             line = self._apply(pod, event, fields)
             if self._held is not None:

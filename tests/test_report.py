@@ -241,6 +241,8 @@ def test_the_scheduler_alone_holds_nothing_for_hundreds_of_bound_pods(
         seed=1,
         verbose=0,
         node_selector=None,
+        web=False,
+        web_port=None,
     )
     stop = threading.Event()
     scheduler = threading.Thread(target=runner._run_scheduler_alone, args=(8, args, stop))

@@ -107,7 +107,7 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
 
 # step -> lines that must print in this order: a scenario's action before what it caused.
 ORDER: dict[int, list[str]] = {
-    1: ["scenario: created pod pod1", "/pod1: -> activeQ (PodAdd)"],
+    1: ["scenario: created pod pod1", "/pod1: -> FIFO (PodAdd)"],
     7: [
         "scenario: created pod pod8",
         "/pod8: -> activeQ (PodAdd)",

@@ -30,7 +30,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from tests.browser import Browser  # noqa: E402
 
 # The lines the report prints for recorder events (the page's timeline shows the same).
-EVENT_LINE = re.compile(r"^(queue|pending|waiting|bound|error)  ")
+# The lines the report publishes (the timeline's): the scheduler's and the scenario's.
+EVENT_LINE = re.compile(r"^(queue|pending|waiting|bound|error|prescore|assumed) +\S|^scenario: ")
 
 
 @pytest.fixture(scope="module")
