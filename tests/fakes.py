@@ -43,6 +43,7 @@ def make_node(name: str, *, unschedulable: bool = False, taints: Any = None) -> 
     return client.V1Node(
         metadata=client.V1ObjectMeta(name=name, resource_version="1"),
         spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
+        status=client.V1NodeStatus(allocatable={"cpu": "4", "memory": "32Gi", "pods": "110"}),
     )
 
 
@@ -107,6 +108,8 @@ def offline_scheduler(step: int, *, seed: int = 1, **options: Any) -> Any:
         **options,
     )
     sched.client = FakeCoreV1Api()
+    if hasattr(sched.framework, "client"):  # the steps whose binding is a plugin
+        sched.framework.client = sched.client
     sched.event_recorder = FakeEventRecorder()
     return sched
 
@@ -127,6 +130,8 @@ class FakeEventRecorder:
 def add_nodes(sched: Any, *nodes: client.V1Node) -> None:
     for node in nodes:
         sched.node_informer.store._set(meta_namespace_key(node), node)
+        if hasattr(sched, "cache"):  # the steps that read nodes from the scheduler cache
+            sched.cache.add_node(node)
 
 
 # --- the scheduling framework (steps 2 and later) ---------------------------------------------

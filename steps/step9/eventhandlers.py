@@ -4,13 +4,15 @@ Upstream: pkg/scheduler/eventhandlers.go (addAllEventHandlers and the handlers i
 nodeSchedulingPropertiesChange) at v1.23.
 
 - Unassigned pods for our schedulerName are the queue's: added, updated, deleted there.
-- Assigned pods (any scheduler's) are the cluster's state: adding, changing or deleting one
-  may make a waiting pod schedulable, so the queue hears about it.
-- Nodes: a new node, or a change to what scheduling looks at (unschedulable, allocatable,
-  labels, taints, conditions), moves the pods whose rejecting plugins registered that event.
+- Assigned pods (any scheduler's) are the cluster's state: they go to the cache, where the add
+  of a pod this scheduler bound confirms the pod it assumed; and adding, changing or deleting
+  one may make a waiting pod schedulable, so the queue hears about it.
+- Nodes go to the cache; a new node, or a change to what scheduling looks at (unschedulable,
+  allocatable, labels, taints, conditions), moves the pods whose rejecting plugins registered
+  that event.
 
-Simplified: there is no scheduler cache (the informers' stores play its part), so the cache
-half of each upstream handler is missing; the handlers keep upstream's names.
+The cache refuses impossible transitions (a pod added twice, an unknown pod removed); as
+upstream, the handlers log that and go on.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def add_node_to_cache(sched: Scheduler, node: client.V1Node) -> None:
     Not implemented: upstream's preCheckForNode, which moves only the pods that could fit this
     node by resources, node affinity, host ports and taints; no plugin here checks those.
     """
+    sched.cache.add_node(node)
     log.info('Add event for node node="%s"', node.metadata.name)
     sched.scheduling_queue.move_all_to_active_or_backoff_queue(NODE_ADD)
 
@@ -106,6 +109,7 @@ def update_node_in_cache(
 ) -> None:
     """A node changed: move pods only if it changed in a way scheduling looks at (upstream:
     updateNodeInCache)."""
+    sched.cache.update_node(old_node, new_node)
     event = node_scheduling_properties_change(new_node, old_node)
     if event is not None:
         log.info('Update event for node node="%s" event="%s"', new_node.metadata.name, event.label)
@@ -117,6 +121,10 @@ def delete_node_from_cache(sched: Scheduler, node: Any) -> None:
     deleteNodeFromCache, which only updates the cache in v1.23)."""
     node = node.obj if isinstance(node, DeletedFinalStateUnknown) else node
     log.info('Delete event for node node="%s"', node.metadata.name)
+    try:
+        sched.cache.remove_node(node)
+    except Exception as err:
+        log.error("Scheduler cache RemoveNode failed: %s", err)
 
 
 def node_scheduling_properties_change(
@@ -173,6 +181,11 @@ def _status(node: client.V1Node) -> client.V1NodeStatus:
 
 def add_pod_to_cache(sched: Scheduler, pod: client.V1Pod) -> None:
     """A pod was bound, or created bound (upstream: addPodToCache)."""
+    log.info('Add event for scheduled pod pod="%s"', meta_namespace_key(pod))
+    try:
+        sched.cache.add_pod(pod)
+    except Exception as err:
+        log.error('Scheduler cache AddPod failed pod="%s": %s', meta_namespace_key(pod), err)
     sched.scheduling_queue.assigned_pod_added(pod)
 
 
@@ -187,6 +200,10 @@ def update_pod_in_cache(sched: Scheduler, old_pod: client.V1Pod, new_pod: client
         delete_pod_from_cache(sched, old_pod)
         add_pod_to_cache(sched, new_pod)
         return
+    try:
+        sched.cache.update_pod(old_pod, new_pod)
+    except Exception as err:
+        log.error('Scheduler cache UpdatePod failed pod="%s": %s', meta_namespace_key(new_pod), err)
     sched.scheduling_queue.assigned_pod_updated(new_pod)
 
 
@@ -194,6 +211,10 @@ def delete_pod_from_cache(sched: Scheduler, pod: Any) -> None:
     """A bound pod went away: its place is free (upstream: deletePodFromCache)."""
     pod = pod.obj if isinstance(pod, DeletedFinalStateUnknown) else pod
     log.info('Delete event for scheduled pod pod="%s"', meta_namespace_key(pod))
+    try:
+        sched.cache.remove_pod(pod)
+    except Exception as err:
+        log.error('Scheduler cache RemovePod failed pod="%s": %s', meta_namespace_key(pod), err)
     sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
 
 
@@ -212,12 +233,13 @@ def update_pod_in_scheduling_queue(
     """Pass a pod's update to the queue (upstream: updatePodInSchedulingQueue).
 
     An update carrying the same resourceVersion (an informer's relist) is not a change: passing
-    it on would queue again a pod that is being scheduled (upstream: issue 96071).
-    Not implemented: upstream also ignores updates of assumed pods (pods in their binding
-    cycle); with no cache here, such an update queues the pod again. Its second binding is
-    refused by the API server (409), and the pod, now bound, is not queued again.
+    it on would queue again a pod that is being scheduled (upstream: issue 96071). Nor is an
+    update of an assumed pod (one in its binding cycle, e.g. its PodScheduled condition
+    written): queued again, it would be scheduled twice.
     """
     if old_pod.metadata.resource_version == new_pod.metadata.resource_version:
+        return
+    if sched.cache.is_assumed_pod(new_pod):
         return
     sched.scheduling_queue.update(old_pod, new_pod)
 

@@ -1,19 +1,23 @@
 """The framework's vocabulary: status codes, Status, the plugin interfaces and FitError.
 
 Upstream: pkg/scheduler/framework/interface.go (Code, Status, PluginToStatus, Plugin, the
-extension point interfaces, Handle) and pkg/scheduler/framework/types.go (FitError, Diagnosis,
-QueuedPodInfo, ClusterEvent, ActionType, GVK) at v1.23.
+extension point interfaces, Handle), pkg/scheduler/framework/listers.go (SharedLister) and
+pkg/scheduler/framework/types.go (FitError, Diagnosis, QueuedPodInfo, ClusterEvent, ActionType,
+GVK, NodeInfo, Resource) at v1.23.
 """
 
 from __future__ import annotations
 
 import enum
+import itertools
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from kubernetes.client import V1Node, V1Pod
+from kubernetes.utils import parse_quantity
 
 from minisched.clock import Clock
 
@@ -37,6 +41,10 @@ class Code(enum.IntEnum):
     WAIT = 4
     # A Bind plugin passes the pod on to the next Bind plugin.
     SKIP = 5
+
+    def __str__(self) -> str:
+        """Upstream's name for the code (Code.String): "Success", ..., "Skip"."""
+        return "".join(word.title() for word in self.name.split("_"))
 
 
 # When statuses are merged, the strongest code wins (upstream: statusPrecedence). Codes not
@@ -139,6 +147,28 @@ class Handle(Protocol):
 
     def reject_waiting_pod(self, uid: str) -> bool: ...
 
+    def snapshot_shared_lister(self) -> SharedLister:
+        """The snapshot of the cache the current scheduling cycle works on."""
+        ...
+
+    def client_set(self) -> Any:
+        """The API client (a CoreV1Api), for the plugins that write to the cluster."""
+        ...
+
+
+class NodeInfoLister(Protocol):
+    """Upstream: NodeInfoLister (listers.go)."""
+
+    def list(self) -> list[NodeInfo]: ...
+
+    def get(self, node_name: str) -> NodeInfo: ...
+
+
+class SharedLister(Protocol):
+    """What plugins read the cluster from: the cycle's snapshot (upstream: SharedLister)."""
+
+    def node_infos(self) -> NodeInfoLister: ...
+
 
 @runtime_checkable
 class Plugin(Protocol):
@@ -175,17 +205,15 @@ class FilterPlugin(Plugin, Protocol):
     """Rules out the nodes that cannot run the pod (upstream: FilterPlugin).
 
     Returns Success, Unschedulable or UnschedulableAndUnresolvable; any other code makes the
-    framework end the cycle with an error.
-
-    Simplified: upstream passes a NodeInfo (the node and the pods on it, from the cache
-    snapshot); here the plugin gets the Node.
+    framework end the cycle with an error. The NodeInfo is the node and the pods on it, from
+    the cycle's snapshot of the cache.
     """
 
     def filter(
         self,
         state: CycleState,
         pod: V1Pod,
-        node: V1Node,
+        node_info: NodeInfo,
     ) -> Status: ...
 
 
@@ -259,6 +287,68 @@ class PermitPlugin(Plugin, Protocol):
         pod: V1Pod,
         node_name: str,
     ) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    """Told when a pod is assumed on a node, and when that is undone (upstream: ReservePlugin).
+
+    Reserve runs in the scheduling cycle, once the pod is assumed; anything but Success fails
+    the attempt. Unreserve runs, in reverse plugin order, after any failure from Reserve on
+    (Reserve, Permit, WaitOnPermit, PreBind, Bind): it must be idempotent and cannot fail.
+    """
+
+    def reserve(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> Status: ...
+
+    def unreserve(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> None: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    """Runs in the binding cycle before Bind, e.g. to provision a volume (upstream:
+    PreBindPlugin). Anything but Success fails the binding."""
+
+    def pre_bind(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    """Binds the pod to the node (upstream: BindPlugin). Skip passes the pod on to the next
+    Bind plugin; the first one that does not skip decides."""
+
+    def bind(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> Status: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    """Told that the pod was bound; informational, it cannot fail (upstream: PostBindPlugin)."""
+
+    def post_bind(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> None: ...
 
 
 # --- FitError ----------------------------------------------------------------------------------
@@ -375,3 +465,138 @@ class ClusterEvent:
         if self.is_wildcard() or other.is_wildcard():
             return True
         return self.resource == other.resource and bool(self.action_type & other.action_type)
+
+
+# --- NodeInfo: a node and the pods on it --------------------------------------------------------
+
+# Every change to a NodeInfo takes the next number: the snapshot copies only the NodeInfos
+# changed since its own generation (upstream: generation, nextGeneration, an atomic counter;
+# next() on itertools.count is atomic in CPython).
+_generations = itertools.count(1)
+
+
+def next_generation() -> int:
+    return next(_generations)
+
+
+def get_pod_key(pod: V1Pod) -> str:
+    """The cache's key for a pod: its UID (upstream: GetPodKey)."""
+    uid = pod.metadata.uid
+    if not uid:
+        raise Exception("cannot get cache key for pod with empty UID")
+    return uid
+
+
+@dataclass
+class Resource:
+    """An amount of the resources the scheduler counts (upstream: Resource).
+
+    Not implemented: extended resources (ScalarResources) and hugepages.
+    """
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+
+    @classmethod
+    def from_resource_list(cls, rl: dict[str, str] | None) -> Resource:
+        """Upstream: NewResource. Quantities are rounded up, as Quantity.MilliValue/Value do."""
+        rl = rl or {}
+
+        def value(name: str, scale: int = 1) -> int:
+            return math.ceil(parse_quantity(rl[name]) * scale) if name in rl else 0
+
+        return cls(
+            milli_cpu=value("cpu", 1000),
+            memory=value("memory"),
+            ephemeral_storage=value("ephemeral-storage"),
+            allowed_pod_number=value("pods"),
+        )
+
+    def add(self, other: Resource, sign: int = 1) -> None:
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        self.allowed_pod_number += sign * other.allowed_pod_number
+
+    def set_max(self, other: Resource) -> None:
+        self.milli_cpu = max(self.milli_cpu, other.milli_cpu)
+        self.memory = max(self.memory, other.memory)
+        self.ephemeral_storage = max(self.ephemeral_storage, other.ephemeral_storage)
+        self.allowed_pod_number = max(self.allowed_pod_number, other.allowed_pod_number)
+
+
+def calculate_resource(pod: V1Pod) -> Resource:
+    """What the pod asks for: the sum of its containers' requests, or the largest init
+    container's request if that is more, plus the pod's overhead (upstream:
+    calculateResource)."""
+    res = Resource()
+    for c in pod.spec.containers or []:
+        res.add(Resource.from_resource_list(c.resources and c.resources.requests))
+    for c in pod.spec.init_containers or []:
+        res.set_max(Resource.from_resource_list(c.resources and c.resources.requests))
+    if pod.spec.overhead:
+        res.add(Resource.from_resource_list(pod.spec.overhead))
+    return res
+
+
+class NodeInfo:
+    """A node as the scheduler sees it: the Node, the pods on it (bound or assumed) and the
+    sum of their requests (upstream: NodeInfo).
+
+    Simplified: the pods are held as they are (upstream wraps each in a PodInfo with its parsed
+    affinity terms). Not implemented: NonZeroRequested, PodsWithAffinity, UsedPorts,
+    ImageStates and PVCRefCounts, which only plugins this scheduler lacks read.
+    """
+
+    def __init__(self, *pods: V1Pod) -> None:
+        self._node: V1Node | None = None
+        self.pods: list[V1Pod] = []
+        # The sum of the pods' requests, and what the node offers.
+        self.requested = Resource()
+        self.allocatable = Resource()
+        self.generation = next_generation()
+        for pod in pods:
+            self.add_pod(pod)
+
+    def node(self) -> V1Node | None:
+        """None for a node the cache still holds pods of, but whose Node was deleted."""
+        return self._node
+
+    def set_node(self, node: V1Node) -> None:
+        self._node = node
+        self.allocatable = Resource.from_resource_list(node.status and node.status.allocatable)
+        self.generation = next_generation()
+
+    def remove_node(self) -> None:
+        self._node = None
+        self.generation = next_generation()
+
+    def add_pod(self, pod: V1Pod) -> None:
+        self.pods.append(pod)
+        self.requested.add(calculate_resource(pod))
+        self.generation = next_generation()
+
+    def remove_pod(self, pod: V1Pod) -> None:
+        """Raises when the pod is not on this node (upstream: RemovePod's error)."""
+        key = get_pod_key(pod)
+        for i, p in enumerate(self.pods):
+            if get_pod_key(p) == key:
+                del self.pods[i]
+                self.requested.add(calculate_resource(pod), -1)
+                self.generation = next_generation()
+                return
+        node = self._node.metadata.name if self._node else ""
+        raise Exception(f"no corresponding pod {pod.metadata.name} in pods of node {node}")
+
+    def clone(self) -> NodeInfo:
+        """A copy that later changes to this one do not reach (the pods themselves are shared:
+        nobody changes a pod in place)."""
+        clone = NodeInfo()
+        clone._node = self._node
+        clone.pods = list(self.pods)
+        clone.requested = Resource(**vars(self.requested))
+        clone.allocatable = Resource(**vars(self.allocatable))
+        clone.generation = self.generation
+        return clone

@@ -49,7 +49,11 @@ class Plugins:
     filter: list[EnabledPlugin] = field(default_factory=list)
     pre_score: list[EnabledPlugin] = field(default_factory=list)
     score: list[EnabledPlugin] = field(default_factory=list)
+    reserve: list[EnabledPlugin] = field(default_factory=list)
     permit: list[EnabledPlugin] = field(default_factory=list)
+    pre_bind: list[EnabledPlugin] = field(default_factory=list)
+    bind: list[EnabledPlugin] = field(default_factory=list)
+    post_bind: list[EnabledPlugin] = field(default_factory=list)
 
 
 class Framework:
@@ -64,8 +68,14 @@ class Framework:
         registry: Registry,
         profile: Plugins,
         clock: Clock,
+        *,
+        client_set: Any = None,
+        snapshot_shared_lister: framework.SharedLister | None = None,
     ) -> None:
         self.clock = clock
+        # For the Handle (upstream: the WithClientSet and WithSnapshotSharedLister options).
+        self.client = client_set
+        self.snapshot = snapshot_shared_lister
         self.waiting_pods = WaitingPodsMap()
         # For each cluster event, the plugins that registered it; the queue reads it to move
         # only the pods such an event may help (upstream: the clusterEventMap option).
@@ -75,7 +85,11 @@ class Framework:
         self.pre_score_plugins: list[framework.PreScorePlugin] = []
         self.score_plugins: list[framework.ScorePlugin] = []
         self.score_plugin_weight: dict[str, int] = {p.name: p.weight or 1 for p in profile.score}
+        self.reserve_plugins: list[framework.ReservePlugin] = []
         self.permit_plugins: list[framework.PermitPlugin] = []
+        self.pre_bind_plugins: list[framework.PreBindPlugin] = []
+        self.bind_plugins: list[framework.BindPlugin] = []
+        self.post_bind_plugins: list[framework.PostBindPlugin] = []
 
         # Each extension point: the plugins the profile enables there, the list the framework
         # runs, and the interface a plugin must implement to be used there.
@@ -84,7 +98,11 @@ class Framework:
             (profile.filter, self.filter_plugins, framework.FilterPlugin),
             (profile.pre_score, self.pre_score_plugins, framework.PreScorePlugin),
             (profile.score, self.score_plugins, framework.ScorePlugin),
+            (profile.reserve, self.reserve_plugins, framework.ReservePlugin),
             (profile.permit, self.permit_plugins, framework.PermitPlugin),
+            (profile.pre_bind, self.pre_bind_plugins, framework.PreBindPlugin),
+            (profile.bind, self.bind_plugins, framework.BindPlugin),
+            (profile.post_bind, self.post_bind_plugins, framework.PostBindPlugin),
         ]
         # Build each plugin once, even when it serves several extension points.
         instances: dict[str, framework.Plugin] = {}
@@ -115,7 +133,7 @@ class Framework:
         self,
         state: CycleState,
         pod: V1Pod,
-        node: V1Node,
+        node_info: framework.NodeInfo,
     ) -> framework.PluginToStatus:
         """Run the Filter plugins in order for one node; stop at the first rejection.
 
@@ -127,7 +145,7 @@ class Framework:
         """
         statuses = framework.PluginToStatus()
         for pl in self.filter_plugins:
-            status = pl.filter(state, pod, node)
+            status = pl.filter(state, pod, node_info)
             if status.is_success():
                 continue
             if not status.is_unschedulable():
@@ -215,6 +233,43 @@ class Framework:
                 node_score.score *= weight
         return plugin_to_node_scores, framework.Status()
 
+    # --- Reserve ----------------------------------------------------------------------------
+
+    def run_reserve_plugins_reserve(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> framework.Status:
+        """Run Reserve in order; the first failure is an ERROR status (upstream:
+        RunReservePluginsReserve). The caller then runs Unreserve for every plugin, including
+        the ones whose Reserve never ran."""
+        for pl in self.reserve_plugins:
+            status = pl.reserve(state, pod, node_name)
+            if not status.is_success():
+                err = status.as_error()
+                log.error(
+                    'Failed running Reserve plugin plugin="%s" pod="%s": %s',
+                    pl.name(),
+                    meta_namespace_key(pod),
+                    err,
+                )
+                return framework.as_status(
+                    Exception(f'running Reserve plugin "{pl.name()}": {err}')
+                )
+        return framework.Status()
+
+    def run_reserve_plugins_unreserve(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> None:
+        """Run Unreserve in the reverse order of Reserve (upstream: RunReservePluginsUnreserve):
+        what was taken last is given back first."""
+        for pl in reversed(self.reserve_plugins):
+            pl.unreserve(state, pod, node_name)
+
     # --- Permit -----------------------------------------------------------------------------
 
     def run_permit_plugins(
@@ -295,6 +350,77 @@ class Framework:
         err = Exception(f"waiting on permit for pod: {status.as_error()}")
         log.error('Failed waiting on permit for pod pod="%s": %s', key, err)
         return framework.as_status(err).with_failed_plugin(status.failed_plugin)
+
+    # --- PreBind, Bind, PostBind -------------------------------------------------------------
+
+    def run_pre_bind_plugins(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> framework.Status:
+        """Run PreBind in order; the first failure is an ERROR status (upstream:
+        RunPreBindPlugins)."""
+        for pl in self.pre_bind_plugins:
+            status = pl.pre_bind(state, pod, node_name)
+            if not status.is_success():
+                err = status.as_error()
+                log.error(
+                    'Failed running PreBind plugin plugin="%s" pod="%s": %s',
+                    pl.name(),
+                    meta_namespace_key(pod),
+                    err,
+                )
+                return framework.as_status(
+                    Exception(f'running PreBind plugin "{pl.name()}": {err}')
+                )
+        return framework.Status()
+
+    def run_bind_plugins(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> framework.Status:
+        """Offer the pod to each Bind plugin in order until one does not Skip (upstream:
+        RunBindPlugins). Its Success is the result, its failure an ERROR status; Skip when
+        there is no Bind plugin or every one skipped."""
+        status = framework.Status(framework.Code.SKIP)
+        for pl in self.bind_plugins:
+            status = pl.bind(state, pod, node_name)
+            if status.code == framework.Code.SKIP:
+                continue
+            if not status.is_success():
+                err = status.as_error()
+                log.error(
+                    'Failed running Bind plugin plugin="%s" pod="%s": %s',
+                    pl.name(),
+                    meta_namespace_key(pod),
+                    err,
+                )
+                return framework.as_status(Exception(f'running Bind plugin "{pl.name()}": {err}'))
+            return status
+        return status
+
+    def run_post_bind_plugins(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_name: str,
+    ) -> None:
+        """Tell every PostBind plugin the pod is bound (upstream: RunPostBindPlugins)."""
+        for pl in self.post_bind_plugins:
+            pl.post_bind(state, pod, node_name)
+
+    # --- Handle: the snapshot and the client -------------------------------------------------
+
+    def snapshot_shared_lister(self) -> framework.SharedLister:
+        if self.snapshot is None:
+            raise ValueError("the framework was built without a snapshot")
+        return self.snapshot
+
+    def client_set(self) -> Any:
+        return self.client
 
     # --- Handle: waiting pods ---------------------------------------------------------------
 

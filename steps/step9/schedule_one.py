@@ -2,14 +2,15 @@
 
 Upstream, at v1.23 (later releases moved most of it to pkg/scheduler/schedule_one.go):
 
-- pkg/scheduler/scheduler.go: scheduleOne, recordSchedulingFailure, updatePod;
+- pkg/scheduler/scheduler.go: scheduleOne, skipPodSchedule, assume, bind, finishBinding,
+  recordSchedulingFailure, updatePod;
 - pkg/scheduler/generic_scheduler.go: Schedule, findNodesThatFitPod, prioritizeNodes, selectHost;
-- pkg/scheduler/factory.go: MakeDefaultErrorFunc;
-- pkg/scheduler/framework/plugins/defaultbinder: DefaultBinder.Bind.
+- pkg/scheduler/factory.go: MakeDefaultErrorFunc.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -56,6 +57,10 @@ def schedule_one(sched: Scheduler) -> None:
         sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
         log.info('Skip schedule deleting pod pod="%s"', key)
         return
+    # An update that came during the pod's last scheduling cycle, before it was assumed,
+    # queued it again: it is being bound, so skip it (upstream: skipPodSchedule).
+    if sched.cache.is_assumed_pod(pod):
+        return
     log.info('Attempting to schedule pod pod="%s"', key)
     sched.recorder.record("attempt", pod=key)
     fwk = sched.framework
@@ -70,12 +75,31 @@ def schedule_one(sched: Scheduler) -> None:
         return
     sched.recorder.record("selected", pod=key, node=node_name)
 
-    # Not implemented: assume and Reserve. Nothing here counts pods on nodes, so there is no
-    # cache to assume the pod into while it waits and binds.
-    permit_status = fwk.run_permit_plugins(state, pod, node_name)
+    # Tell the cache the pod now runs on the node, though it is not bound yet: the next cycle
+    # counts it there while this pod waits and binds.
+    try:
+        assumed_pod = assume(sched, pod, node_name)
+    except Exception as err:
+        # Most probably a bug in the retry logic: report it, so the pod is tried again.
+        record_scheduling_failure(sched, pod_info, err, REASON_SCHEDULER_ERROR)
+        return
+    sched.recorder.record("assumed", pod=key, node=node_name)
+
+    reserve_status = fwk.run_reserve_plugins_reserve(state, assumed_pod, node_name)
+    if not reserve_status.is_success():
+        # Every Reserve plugin is given back its share, then the cache forgets the pod.
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
+        forget(sched, assumed_pod)
+        err = reserve_status.as_error() or Exception()
+        record_scheduling_failure(sched, pod_info, err, REASON_SCHEDULER_ERROR)
+        return
+
+    permit_status = fwk.run_permit_plugins(state, assumed_pod, node_name)
     if permit_status.code != Code.WAIT and not permit_status.is_success():
         unschedulable = permit_status.is_unschedulable()
         reason = REASON_UNSCHEDULABLE if unschedulable else REASON_SCHEDULER_ERROR
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
+        forget(sched, assumed_pod)
         err = permit_status.as_error() or Exception()
         record_scheduling_failure(sched, pod_info, err, reason, permit_status.failed_plugin)
         return
@@ -90,51 +114,95 @@ def schedule_one(sched: Scheduler) -> None:
     # them (Scheduler.stop rejects the waiting pods, which ends their waits).
     threading.Thread(
         target=binding_cycle,
-        args=(sched, fwk, pod_info, node_name),
+        args=(sched, fwk, state, pod_info, assumed_pod, node_name),
         name=f"binding {key}",
         daemon=True,
     ).start()
 
 
 def binding_cycle(
-    sched: Scheduler, fwk: Framework, pod_info: QueuedPodInfo, node_name: str
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    pod_info: QueuedPodInfo,
+    assumed_pod: client.V1Pod,
+    node_name: str,
 ) -> None:
-    """Wait for Permit, then bind (upstream: the go func() at the end of scheduleOne; a
-    function of its own, bindingCycle, in later releases).
+    """Wait for Permit, run PreBind, bind, run PostBind (upstream: the go func() at the end of
+    scheduleOne; a function of its own, bindingCycle, in later releases).
 
-    A failure here re-queues the pod like any other, after a move request: upstream makes one
-    because forgetting the assumed pod frees its place on the node. Simplified: there is no
-    cache to forget the pod from, but the move request matters for the pod itself, which then
-    goes to podBackoffQ and is retried after its backoff instead of waiting in unschedulableQ
-    for an event.
+    Every failure runs Unreserve and forgets the assumed pod, then re-queues the pod. Once it
+    is forgotten, its place on the node is free: that counts as an assigned pod deleted, so the
+    pods that wait for room are moved (and a pod re-queued after the move goes to podBackoffQ).
     """
     pod = pod_info.pod
     key = meta_namespace_key(pod)
-    status = fwk.wait_on_permit(pod)
+    status = fwk.wait_on_permit(assumed_pod)
     if not status.is_success():
         reason = REASON_UNSCHEDULABLE if status.is_unschedulable() else REASON_SCHEDULER_ERROR
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
+        forgotten = forget(sched, assumed_pod)
         err = status.as_error() or Exception()
         record_scheduling_failure(sched, pod_info, err, reason, status.failed_plugin)
         # Made after the pod is back in the queue, and not for the pod itself: a pod that was
         # rejected while it waited goes to unschedulableQ, not straight back to podBackoffQ.
-        sched.scheduling_queue.move_all_to_active_or_backoff_queue(
-            ASSIGNED_POD_DELETE, lambda p: p.metadata.uid != pod.metadata.uid
-        )
+        if forgotten:
+            sched.scheduling_queue.move_all_to_active_or_backoff_queue(
+                ASSIGNED_POD_DELETE, lambda p: p.metadata.uid != pod.metadata.uid
+            )
         return
 
-    err = bind(sched, pod, node_name)
+    status = fwk.run_pre_bind_plugins(state, assumed_pod, node_name)
+    if not status.is_success():
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
+        if forget(sched, assumed_pod):
+            sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
+        err = status.as_error() or Exception()
+        record_scheduling_failure(sched, pod_info, err, REASON_SCHEDULER_ERROR)
+        return
+
+    err = bind(sched, fwk, state, assumed_pod, node_name)
     if err:
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
-        sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
+        if forget(sched, assumed_pod):
+            sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
         record_scheduling_failure(
             sched, pod_info, Exception(f"binding rejected: {err}"), REASON_SCHEDULER_ERROR
         )
         return
     log.info('Successfully bound pod to node pod="%s" node="%s"', key, node_name)
     sched.recorder.record("bound", pod=key, node=node_name)
-    sched.event_recorder.eventf(
-        pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node_name}"
-    )
+    fwk.run_post_bind_plugins(state, assumed_pod, node_name)
+
+
+def assume(sched: Scheduler, pod: client.V1Pod, node_name: str) -> client.V1Pod:
+    """The pod as assumed on the node: a copy with ``spec.node_name`` set, now in the cache
+    (upstream: assume). Raises when the cache refuses it.
+
+    Simplified: the pod and its spec are copied, not the whole pod (upstream: DeepCopy); only
+    ``spec.node_name`` changes.
+    """
+    assumed_pod = copy.copy(pod)
+    assumed_pod.spec = copy.copy(pod.spec)
+    assumed_pod.spec.node_name = node_name
+    try:
+        sched.cache.assume_pod(assumed_pod)
+    except Exception as err:
+        log.error('Scheduler cache AssumePod failed pod="%s": %s', meta_namespace_key(pod), err)
+        raise
+    return assumed_pod
+
+
+def forget(sched: Scheduler, assumed_pod: client.V1Pod) -> bool:
+    """Take the assumed pod out of the cache; whether that worked (upstream: the
+    ``SchedulerCache.ForgetPod`` calls of scheduleOne, which log their error)."""
+    try:
+        sched.cache.forget_pod(assumed_pod)
+    except Exception as err:
+        log.error("scheduler cache ForgetPod failed: %s", err)
+        return False
+    return True
 
 
 def schedule_pod(
@@ -145,9 +213,11 @@ def schedule_pod(
 ) -> str:
     """The name of the node for the pod; raises FitError when no node fits.
 
-    Upstream: genericScheduler.Schedule.
+    Upstream: genericScheduler.Schedule. The cycle reads nodes only from the snapshot, brought
+    up to date here.
     """
-    nodes = sched.node_lister.list()
+    sched.cache.update_snapshot(sched.snapshot)
+    nodes = sched.snapshot.node_infos().list()
     if not nodes:
         raise NoNodesAvailableError()
 
@@ -167,7 +237,7 @@ def find_nodes_that_fit_pod(
     fwk: Framework,
     state: CycleState,
     pod: client.V1Pod,
-    nodes: list[client.V1Node],
+    nodes: list[framework.NodeInfo],
 ) -> tuple[list[client.V1Node], framework.Diagnosis]:
     """Run the Filter plugins on every node: the nodes that pass, and why the others failed.
 
@@ -179,8 +249,9 @@ def find_nodes_that_fit_pod(
     key = meta_namespace_key(pod)
     diagnosis = framework.Diagnosis()
     feasible_nodes: list[client.V1Node] = []
-    for node in nodes:
-        status = fwk.run_filter_plugins(state, pod, node).merge()
+    for node_info in nodes:
+        node = node_info.node()
+        status = fwk.run_filter_plugins(state, pod, node_info).merge()
         if status.code == Code.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
@@ -264,28 +335,39 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
     return selected
 
 
-def bind(sched: Scheduler, pod: client.V1Pod, node_name: str) -> str | None:
-    """Create the pods/binding subresource, as DefaultBinder does; an error message or None.
+def bind(
+    sched: Scheduler, fwk: Framework, state: CycleState, assumed: client.V1Pod, node_name: str
+) -> str | None:
+    """Run the Bind plugins; an error message or None (upstream: Scheduler.bind).
 
-    The API server answers 201 with a Status, which the official client cannot read as a
-    V1Binding: ask for the raw response and read it, so the connection goes back to the pool.
+    Not implemented: extenders, which upstream asks first.
     """
-    binding = client.V1Binding(
-        metadata=client.V1ObjectMeta(
-            name=pod.metadata.name, namespace=pod.metadata.namespace, uid=pod.metadata.uid
-        ),
-        target=client.V1ObjectReference(kind="Node", api_version="v1", name=node_name),
-    )
+    status = fwk.run_bind_plugins(state, assumed, node_name)
+    if status.is_success():
+        err = None
+    elif status.code == Code.ERROR:
+        err = str(status.as_error())
+    else:  # every Bind plugin skipped
+        err = f"bind status: {status.code}, {status.message()}"
+    finish_binding(sched, assumed, node_name, err)
+    return err
+
+
+def finish_binding(
+    sched: Scheduler, assumed: client.V1Pod, node_name: str, err: str | None
+) -> None:
+    """The binding is over, whatever its outcome: from now on the assumed pod may expire
+    (upstream: finishBinding). A success is told to the pod's events."""
     try:
-        response = sched.client.create_namespaced_pod_binding(
-            pod.metadata.name, pod.metadata.namespace, binding, _preload_content=False
-        )
-        response.data  # noqa: B018 -- reading the body releases the connection
-    except client.ApiException as e:
-        return f"{e.status} {e.reason}: {e.body}"
-    except Exception as e:  # the connection failed
-        return str(e)
-    return None
+        sched.cache.finish_binding(assumed)
+    except Exception as e:
+        log.error("Scheduler cache FinishBinding failed: %s", e)
+    if err:
+        return
+    key = meta_namespace_key(assumed)
+    sched.event_recorder.eventf(
+        assumed, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node_name}"
+    )
 
 
 # --- failures ----------------------------------------------------------------------------------

@@ -18,9 +18,11 @@ from minisched.informer import Informer
 from minisched.report import NullRecorder, Recorder
 
 from . import plugins, runtime
+from .cache import DURATION_TO_EXPIRE_ASSUMED_POD, Cache
 from .eventhandlers import add_all_event_handlers
 from .schedule_one import schedule_one
 from .scheduling_queue import PriorityQueue
+from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +54,16 @@ class Scheduler:
         self.recorder = recorder or NullRecorder()
         self.event_recorder = EventRecorder(api_client)
         self.scheduler_name = scheduler_name
+        # The informers fill the cache; each scheduling cycle reads the snapshot, refreshed
+        # from the cache as the cycle starts (upstream: SchedulerCache, nodeInfoSnapshot).
+        self.cache = Cache(DURATION_TO_EXPIRE_ASSUMED_POD, clock)
+        self.snapshot = Snapshot()
         self.framework = runtime.Framework(
             plugins.new_registry(),
             plugins.default_plugins(),
             clock,
+            client_set=self.client,
+            snapshot_shared_lister=self.snapshot,
         )
         self.scheduling_queue = PriorityQueue(
             self.framework.queue_sort_func(),
@@ -74,9 +82,6 @@ class Scheduler:
             client.V1Node,
             label_selector=node_selector,
         )
-        # Simplified: upstream reads nodes from a cache snapshot taken at the start of each
-        # cycle; here the node informer's store is the cache.
-        self.node_lister = self.node_informer.store
         self._stopped = threading.Event()
         add_all_event_handlers(self)
 
@@ -90,6 +95,7 @@ class Scheduler:
                     return
         log.info("informers synced; scheduling pods with schedulerName %s", self.scheduler_name)
         self.scheduling_queue.run()
+        self.cache.run()
         while not self._stopped.is_set():
             schedule_one(self)
 
@@ -98,6 +104,7 @@ class Scheduler:
         informers."""
         self._stopped.set()
         self.scheduling_queue.close()
+        self.cache.stop()
         # Pods waiting on Permit hold binding threads: reject them, so those threads end.
         self.framework.iterate_over_waiting_pods(lambda wp: wp.reject("", "scheduler stopped"))
         self.pod_informer.stop()

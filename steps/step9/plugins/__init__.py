@@ -10,7 +10,7 @@ KubeSchedulerConfiguration).
 from __future__ import annotations
 
 from ..runtime import EnabledPlugin, Plugins, Registry
-from . import nodenumber, nodeunschedulable, prioritysort
+from . import defaultbinder, flakybinder, maxpods, nodenumber, nodeunschedulable, prioritysort
 
 
 def new_registry() -> Registry:
@@ -19,6 +19,9 @@ def new_registry() -> Registry:
         prioritysort.NAME: prioritysort.new,
         nodeunschedulable.NAME: nodeunschedulable.new,
         nodenumber.NAME: nodenumber.new,
+        maxpods.NAME: maxpods.new,
+        flakybinder.NAME: flakybinder.new,
+        defaultbinder.NAME: defaultbinder.new,
     }
 
 
@@ -30,6 +33,7 @@ def default_plugins() -> Plugins:
         ],
         filter=[
             EnabledPlugin(nodeunschedulable.NAME),
+            EnabledPlugin(maxpods.NAME),
         ],
         pre_score=[
             EnabledPlugin(nodenumber.NAME),
@@ -37,7 +41,17 @@ def default_plugins() -> Plugins:
         score=[
             EnabledPlugin(nodenumber.NAME, weight=1),
         ],
+        reserve=[
+            EnabledPlugin(maxpods.NAME),
+        ],
         permit=[
             EnabledPlugin(nodenumber.NAME),
+        ],
+        bind=[
+            EnabledPlugin(flakybinder.NAME),
+            EnabledPlugin(defaultbinder.NAME),
+        ],
+        post_bind=[
+            EnabledPlugin(maxpods.NAME),
         ],
     )

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubernetes.client import V1Node, V1Pod, V1Taint, V1Toleration
+from kubernetes.client import V1Pod, V1Taint, V1Toleration
 
 from ..cycle_state import CycleState
-from ..framework import GVK, ActionType, ClusterEvent, Code, Handle, Status
+from ..framework import GVK, ActionType, ClusterEvent, Code, Handle, NodeInfo, Status
 
 NAME = "NodeUnschedulable"
 
@@ -42,8 +42,9 @@ class NodeUnschedulable:
         self,
         state: CycleState,
         pod: V1Pod,
-        node: V1Node,
+        node_info: NodeInfo,
     ) -> Status:
+        node = node_info.node() if node_info is not None else None
         if node is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNKNOWN_CONDITION])
         if not (node.spec and node.spec.unschedulable):
