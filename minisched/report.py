@@ -13,6 +13,7 @@ and this module turns what they recorded into tables. The events a step may reco
 ``filter``       pod, node, plugin, reason: a Filter plugin rejected the node
 ``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
 ``selected``     pod, node: the node the scheduling cycle picked
+``assumed``      pod, node: the scheduler cache counts the pod on the node before it is bound
 ``unschedulable`` pod, message: the cycle failed, with the FitError message
 ``waiting``      pod, node, plugins: Permit made the pod wait
 ``bound``        pod, node: the binding was accepted by the API server
@@ -115,6 +116,8 @@ class Report:
         if event == "unschedulable":
             view.message = f["message"]
             return f"pending  {pod}: {f['message']}"
+        if event == "assumed":
+            return f"assumed  {pod}: on {f['node']}, in the cache until bound or forgotten"
         if event == "waiting":
             view.queue = WAITING
             plugins = ", ".join(f.get("plugins", ()))
