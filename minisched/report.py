@@ -117,7 +117,7 @@ class Report:
             view.message = f["message"]
             return f"pending  {pod}: {f['message']}"
         if event == "assumed":
-            return f"assumed  {pod}: on {f['node']}, in the cache until bound or forgotten"
+            return f"assumed  {pod} -> {f['node']}"
         if event == "waiting":
             view.queue = WAITING
             plugins = ", ".join(f.get("plugins", ()))
