@@ -89,6 +89,17 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: every pod is bound",
         ],
     ),
+    9: (
+        # Each node takes one pod: pod11's cycle counts pod1, assumed on node1 and not bound.
+        lambda b: b == {"pod1": "node1", "pod11": "node2"},
+        [
+            "assumed  minisched-cache-",
+            "node1 │ MaxPods: Too many pods",
+            'binding rejected: running Bind plugin "FlakyBinder"',
+            "/pod1: -> podBackoffQ (ScheduleAttemptFailure)",
+            "scenario: pod11 went to node2 because node1 held pod1",
+        ],
+    ),
 }
 
 
