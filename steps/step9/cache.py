@@ -16,6 +16,8 @@ A pod's life in the cache::
 The informer's add of the bound pod *confirms* an assumed pod: the cache already counts it, so
 it is not counted twice. An assumed pod whose binding finished but whose add never came (its
 watch event was lost, or it was deleted at once) is expired after the TTL.
+
+Not implemented: the images on each node (imageStates, for ImageLocality), Dump and metrics.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ List, Get, NumNodes) at v1.23.
 that changed since; the cycle then reads nothing else, so a pod assumed or a node added
 meanwhile (by a binding thread or an informer) cannot change the cycle's view half-way through.
 Only the scheduling thread touches it: no lock.
+
+Not implemented: the lists of nodes with (anti-)affinity pods and the set of PVCs in use, which
+only InterPodAffinity and the volume plugins read.
 """
 
 from __future__ import annotations
