@@ -61,7 +61,9 @@ def test_an_assumed_pod_counts_on_its_node_until_forgotten(step: int) -> None:
     assert cache.is_assumed_pod(pod) and pods_on(step, cache, "node1") == ["pod1"]
     cache.forget_pod(pod)
     assert not cache.is_assumed_pod(pod) and pods_on(step, cache, "node1") == []
-    with pytest.raises(error(step), match="^pod default/pod1 wasn't assumed so cannot be forgotten$"):
+    with pytest.raises(
+        error(step), match="^pod default/pod1 wasn't assumed so cannot be forgotten$"
+    ):
         cache.forget_pod(pod)
 
 
@@ -70,7 +72,9 @@ def test_a_pod_in_the_cache_cannot_be_assumed_again(step: int) -> None:
     cache = new_cache(step)
     pod = on(make_pod("pod1"), "node1")
     cache.assume_pod(pod)
-    with pytest.raises(error(step), match="^pod default/pod1 is in the cache, so can't be assumed$"):
+    with pytest.raises(
+        error(step), match="^pod default/pod1 is in the cache, so can't be assumed$"
+    ):
         cache.assume_pod(pod)
     assert cache.pod_count() == 1
 

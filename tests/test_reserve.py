@@ -170,6 +170,10 @@ def test_a_bound_pod_runs_post_bind_and_stays_assumed_until_the_informer_confirm
 # --- the Bind plugin chain ---------------------------------------------------------------------
 
 
+def factory(plugin: Tracer) -> Any:
+    return lambda args, handle: plugin
+
+
 def bind_chain(step: int, *answers: Any) -> tuple[Any, list[tuple[str, str]]]:
     fw = step_module(step, "framework")
     calls: list[tuple[str, str]] = []
@@ -177,7 +181,7 @@ def bind_chain(step: int, *answers: Any) -> tuple[Any, list[tuple[str, str]]]:
     for i, answer in enumerate(answers):
         t = Tracer(f"B{i}", fw, calls)
         t.answers["bind"] = answer
-        plugins[t.name()] = (lambda t: lambda args, h: t)(t)
+        plugins[t.name()] = factory(t)
     fwk = new_framework(step, plugins, bind=list(plugins))
     status = fwk.run_bind_plugins(step_module(step, "cycle_state").CycleState(), make_pod("p"), "n")
     return status, calls
