@@ -108,7 +108,7 @@ def offline_scheduler(step: int, *, seed: int = 1, **options: Any) -> Any:
         **options,
     )
     sched.client = FakeCoreV1Api()
-    if hasattr(sched.framework, "client"):  # the steps whose binding is a plugin
+    if hasattr(sched, "cache"):  # the steps whose binding is a plugin
         sched.framework.client = sched.client
     sched.event_recorder = FakeEventRecorder()
     return sched
