@@ -61,9 +61,7 @@ def test_an_assumed_pod_counts_on_its_node_until_forgotten(step: int) -> None:
     assert cache.is_assumed_pod(pod) and pods_on(step, cache, "node1") == ["pod1"]
     cache.forget_pod(pod)
     assert not cache.is_assumed_pod(pod) and pods_on(step, cache, "node1") == []
-    with pytest.raises(
-        error(step), match="^pod default/pod1 wasn't assumed so cannot be forgotten$"
-    ):
+    with pytest.raises(error(step), match="^pod uid-pod1 wasn't assumed so cannot be forgotten$"):
         cache.forget_pod(pod)
 
 
@@ -72,9 +70,7 @@ def test_a_pod_in_the_cache_cannot_be_assumed_again(step: int) -> None:
     cache = new_cache(step)
     pod = on(make_pod("pod1"), "node1")
     cache.assume_pod(pod)
-    with pytest.raises(
-        error(step), match="^pod default/pod1 is in the cache, so can't be assumed$"
-    ):
+    with pytest.raises(error(step), match="^pod uid-pod1 is in the cache, so can't be assumed$"):
         cache.assume_pod(pod)
     assert cache.pod_count() == 1
 
@@ -95,7 +91,7 @@ def test_the_bound_pods_add_confirms_the_assumed_pod_without_counting_it_twice(s
     # Confirmed pods never expire.
     cache.cleanup_assumed_pods(clock.now() + 10 * cache.ttl)
     assert cache.pod_count() == 1
-    with pytest.raises(error(step), match="^pod default/pod1 was already in added state$"):
+    with pytest.raises(error(step), match="^pod uid-pod1 was already in added state$"):
         cache.add_pod(informer_pod)
     with pytest.raises(error(step), match="wasn't assumed so cannot be forgotten"):
         cache.forget_pod(pod)
@@ -106,7 +102,7 @@ def test_forget_on_another_node_than_assumed_is_refused(step: int) -> None:
     cache = new_cache(step)
     cache.assume_pod(on(make_pod("pod1"), "node1"))
     with pytest.raises(
-        error(step), match="^pod default/pod1 was assumed on node2 but assigned to node1$"
+        error(step), match="^pod uid-pod1 was assumed on node2 but assigned to node1$"
     ):
         cache.forget_pod(on(make_pod("pod1"), "node2"))
     assert cache.pod_count() == 1
@@ -127,7 +123,7 @@ def test_a_pod_bound_elsewhere_than_assumed_counts_where_it_was_bound(step: int)
 def test_update_and_remove_need_an_added_pod(step: int) -> None:
     cache = new_cache(step)
     pod = on(make_pod("pod1"), "node1")
-    not_added = "^pod default/pod1 is not added to scheduler cache, so cannot be updated$"
+    not_added = "^pod uid-pod1 is not added to scheduler cache, so cannot be updated$"
     with pytest.raises(error(step), match=not_added):
         cache.update_pod(pod, pod)
     # An assumed pod gets no update before the add that confirms it.
@@ -137,7 +133,7 @@ def test_update_and_remove_need_an_added_pod(step: int) -> None:
     cache.forget_pod(pod)
     with pytest.raises(
         error(step),
-        match="^pod default/pod1 is not found in scheduler cache, so cannot be removed from it$",
+        match="^pod uid-pod1 is not found in scheduler cache, so cannot be removed from it$",
     ):
         cache.remove_pod(pod)
 

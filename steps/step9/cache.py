@@ -48,7 +48,8 @@ DURATION_TO_EXPIRE_ASSUMED_POD = 15 * 60.0
 
 
 class CacheError(Exception):
-    """A transition the cache refuses (upstream: the errors the Cache methods return)."""
+    """A transition the cache refuses (upstream: the errors the Cache methods return; as in
+    v1.23 they name the pod by its key, the UID)."""
 
 
 @dataclass
@@ -134,9 +135,7 @@ class Cache:
         key = get_pod_key(pod)
         with self._lock:
             if key in self._pod_states:
-                raise CacheError(
-                    f"pod {meta_namespace_key(pod)} is in the cache, so can't be assumed"
-                )
+                raise CacheError(f"pod {key} is in the cache, so can't be assumed")
             self._add_pod(pod, assume_pod=True)
 
     def finish_binding(self, pod: V1Pod) -> None:
@@ -153,17 +152,16 @@ class Cache:
     def forget_pod(self, pod: V1Pod) -> None:
         """Undo assume_pod: the binding failed (upstream: ForgetPod)."""
         key = get_pod_key(pod)
-        name = meta_namespace_key(pod)
         with self._lock:
             current = self._pod_states.get(key)
             if current is not None and current.pod.spec.node_name != pod.spec.node_name:
                 raise CacheError(
-                    f"pod {name} was assumed on {pod.spec.node_name} but assigned to "
+                    f"pod {key} was assumed on {pod.spec.node_name} but assigned to "
                     f"{current.pod.spec.node_name}"
                 )
             # Only an assumed pod can be forgotten.
             if current is None or key not in self._assumed_pods:
-                raise CacheError(f"pod {name} wasn't assumed so cannot be forgotten")
+                raise CacheError(f"pod {key} wasn't assumed so cannot be forgotten")
             self._remove_pod(pod)
 
     def is_assumed_pod(self, pod: V1Pod) -> bool:
@@ -178,7 +176,7 @@ class Cache:
         with self._lock:
             state = self._pod_states.get(key)
             if state is None:
-                raise CacheError(f"pod {meta_namespace_key(pod)} does not exist in scheduler cache")
+                raise CacheError(f"pod {key} does not exist in scheduler cache")
             return state.pod
 
     # --- pods: the informer's side -----------------------------------------------------------
@@ -209,7 +207,7 @@ class Cache:
                 # Pod was expired (or never assumed): add it.
                 self._add_pod(pod, assume_pod=False)
             else:
-                raise CacheError(f"pod {name} was already in added state")
+                raise CacheError(f"pod {key} was already in added state")
 
     def update_pod(self, old_pod: V1Pod, new_pod: V1Pod) -> None:
         """A bound pod changed (upstream: UpdatePod). An assumed pod gets no update before
@@ -218,10 +216,7 @@ class Cache:
         with self._lock:
             current = self._pod_states.get(key)
             if current is None or key in self._assumed_pods:
-                raise CacheError(
-                    f"pod {meta_namespace_key(old_pod)} is not added to scheduler cache, so "
-                    "cannot be updated"
-                )
+                raise CacheError(f"pod {key} is not added to scheduler cache, so cannot be updated")
             if current.pod.spec.node_name != new_pod.spec.node_name:
                 # Differs from upstream: this is where kube-scheduler exits (the cache is
                 # corrupted); here the update is refused and the scheduler goes on.
@@ -239,7 +234,7 @@ class Cache:
             current = self._pod_states.get(key)
             if current is None:
                 raise CacheError(
-                    f"pod {name} is not found in scheduler cache, so cannot be removed from it"
+                    f"pod {key} is not found in scheduler cache, so cannot be removed from it"
                 )
             if current.pod.spec.node_name != pod.spec.node_name and pod.spec.node_name:
                 # Differs from upstream: kube-scheduler exits here; the cache's own copy is
