@@ -90,14 +90,14 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
         ],
     ),
     9: (
-        # Each node takes one pod: pod11's cycle counts pod1, assumed on node1 and not bound.
-        lambda b: b == {"pod1": "node1", "pod11": "node2"},
+        # Each node takes one pod: pod12's cycle counts pod2, assumed on node2 and not bound.
+        lambda b: b == {"pod2": "node2", "pod12": "node3"},
         [
             "assumed  minisched-cache-",
-            "node1 │ MaxPods: Too many pods",
+            "node2 │ MaxPods: Too many pods",
             'binding rejected: running Bind plugin "FlakyBinder"',
-            "/pod1: -> podBackoffQ (ScheduleAttemptFailure)",
-            "scenario: pod11 went to node2 because node1 held pod1",
+            "/pod2: -> podBackoffQ (ScheduleAttemptFailure)",
+            "scenario: pod12 went to node3 because node2 held pod2",
         ],
     ),
 }
