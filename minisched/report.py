@@ -16,6 +16,7 @@ and this module turns what they recorded into tables. The events a step may reco
 ``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
 ``selected``     pod, node, among (step 1: how many nodes the random pick was among)
 ``permit``       pod, plugin, wait, timeout: a Permit plugin holds the pod for ``wait`` seconds
+``assumed``      pod, node: the scheduler cache counts the pod on the node before it is bound
 ``unschedulable`` pod, message: the cycle failed, with the FitError message
 ``waiting``      pod, node, plugins: Permit made the pod wait
 ``bound``        pod, node: the binding was accepted by the API server
@@ -293,6 +294,8 @@ class Report:
         if event == "unschedulable":
             view.message = f["message"]
             return f"pending  {pod}: {f['message']}"
+        if event == "assumed":
+            return f"assumed  {pod} -> {f['node']}"
         if event == "waiting":
             view.queue = WAITING
             # Each plugin, with how long it holds the pod and its timeout when it said so.

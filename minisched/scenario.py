@@ -112,9 +112,10 @@ class Scenario:
         unschedulable: bool = False,
         taints: list[client.V1Taint] | None = None,
         labels: dict[str, str] | None = None,
+        pods: int = 110,
     ) -> client.V1Node:
         """A fake Node with the status a kubelet would have posted: 4 CPU, 32Gi, 110 pods."""
-        resources = {"cpu": "4", "memory": "32Gi", "pods": "110"}
+        resources = {"cpu": "4", "memory": "32Gi", "pods": str(pods)}
         node = client.V1Node(
             metadata=client.V1ObjectMeta(
                 name=name, labels={SCENARIO_LABEL: self.name, **(labels or {})}
@@ -146,6 +147,7 @@ class Scenario:
         tolerations: list[client.V1Toleration] | None = None,
         priority_class_name: str | None = None,
         requests: dict[str, str] | None = None,
+        annotations: dict[str, str] | None = None,
     ) -> client.V1Pod:
         """A pause pod for the minisched scheduler."""
         container = client.V1Container(
@@ -154,7 +156,9 @@ class Scenario:
             resources=client.V1ResourceRequirements(requests=requests) if requests else None,
         )
         pod = client.V1Pod(
-            metadata=client.V1ObjectMeta(name=name, labels={SCENARIO_LABEL: self.name}),
+            metadata=client.V1ObjectMeta(
+                name=name, labels={SCENARIO_LABEL: self.name}, annotations=annotations
+            ),
             spec=client.V1PodSpec(
                 scheduler_name=SCHEDULER_NAME,
                 containers=[container],

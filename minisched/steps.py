@@ -2,8 +2,9 @@
 
 Everything that lists the steps reads this table: the nox sessions (``nox -s stepN``), the
 runner, the README's steps table, the docs tests and the layout tests. A step is *built* when
-its package ``steps/stepN`` exists; the manifest names all eight from the start so that
-``nox -s step8`` can say "not built yet" instead of "no such session".
+its package ``steps/stepN`` exists; the manifest may name a step before it is built, so that
+``nox -s stepN`` can say "not built yet" instead of "no such session". Steps 1-8 are Part I,
+the workshop; Part II continues it from step 9, one feature per step.
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ STEPS: tuple[Step, ...] = (
         "flush",
         "Flushing the queues",
         "background loops flush completed backoffs and pods left unschedulable too long",
+    ),
+    Step(
+        9,
+        "cache",
+        "The scheduler cache",
+        "the cache and its snapshot; assume before binding; Reserve, PreBind, Bind, PostBind",
     ),
 )
 

@@ -13,7 +13,7 @@ from minisched import steps
 from minisched.cluster import EmbeddedServer
 
 
-def built_steps(first: int, last: int = 8) -> list[int]:
+def built_steps(first: int, last: int = len(steps.STEPS)) -> list[int]:
     """The numbers of the built steps in ``first..last``: the steps that have a feature."""
     return [s.number for s in steps.built() if first <= s.number <= last]
 

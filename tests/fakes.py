@@ -44,6 +44,7 @@ def make_node(name: str, *, unschedulable: bool = False, taints: Any = None) -> 
     return client.V1Node(
         metadata=client.V1ObjectMeta(name=name, resource_version="1"),
         spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
+        status=client.V1NodeStatus(allocatable={"cpu": "4", "memory": "32Gi", "pods": "110"}),
     )
 
 
@@ -112,6 +113,8 @@ def offline_scheduler(step: int, *, seed: int = 1, **options: Any) -> Any:
         **options,
     )
     sched.client = FakeCoreV1Api()
+    if hasattr(sched, "cache"):  # the steps whose binding is a plugin
+        sched.framework.client = sched.client
     sched.event_recorder = FakeEventRecorder()
     return sched
 
@@ -132,6 +135,8 @@ class FakeEventRecorder:
 def add_nodes(sched: Any, *nodes: client.V1Node) -> None:
     for node in nodes:
         sched.node_informer.store._set(meta_namespace_key(node), node)
+        if hasattr(sched, "cache"):  # the steps that read nodes from the scheduler cache
+            sched.cache.add_node(node)
 
 
 # --- the scheduling framework (steps 2 and later) ---------------------------------------------
@@ -155,10 +160,16 @@ def new_framework(step: int, registry: dict[str, Any], **extension_points: Any) 
     a ``(name, weight)`` pair enables a Score plugin with a weight.
 
     A ``clock`` keyword (default: a new FakeClock) is passed to the steps whose Framework
-    takes one.
+    takes one. In the steps where binding is a plugin, DefaultBinder binds (through the
+    ``client`` keyword, e.g. a FakeCoreV1Api) unless ``bind`` names the Bind plugins.
     """
     runtime = step_module(step, "runtime")
     clock = extension_points.pop("clock", None) or FakeClock()
+    client_set = extension_points.pop("client", None)
+    if has_module(step, "plugins.defaultbinder") and "bind" not in extension_points:
+        binder = step_module(step, "plugins.defaultbinder")
+        registry = {binder.NAME: binder.new, **registry}
+        extension_points["bind"] = [binder.NAME]
 
     def enabled(n: str | tuple[str, int]) -> Any:
         return runtime.EnabledPlugin(*n) if isinstance(n, tuple) else runtime.EnabledPlugin(n)
@@ -166,9 +177,21 @@ def new_framework(step: int, registry: dict[str, Any], **extension_points: Any) 
     profile = runtime.Plugins(
         **{point: [enabled(n) for n in names] for point, names in extension_points.items()}
     )
+    if "client_set" in inspect.signature(runtime.Framework).parameters:
+        return runtime.Framework(registry, profile, clock=clock, client_set=client_set)
     if "clock" in inspect.signature(runtime.Framework).parameters:
         return runtime.Framework(registry, profile, clock=clock)
     return runtime.Framework(registry, profile)
+
+
+def node_arg(step: int, node: client.V1Node | None) -> Any:
+    """What a Filter plugin is given for a node: the Node, or in the steps with the cache, a
+    NodeInfo holding it."""
+    if node is None or not has_module(step, "cache"):
+        return node
+    node_info = step_module(step, "framework").NodeInfo()
+    node_info.set_node(node)
+    return node_info
 
 
 def drive(sched: Any, bindings: int, *, seconds: float = 15.0) -> bool:

@@ -53,7 +53,7 @@ def node_event(sched: Any, what: str, *nodes: Any) -> None:
 def test_each_plugin_registers_its_events_under_its_own_name(step: int) -> None:
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
-    assert sched.framework.cluster_event_map == {
+    expected = {
         fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_TAINT): {
             "NodeUnschedulable"
         },
@@ -61,6 +61,15 @@ def test_each_plugin_registers_its_events_under_its_own_name(step: int) -> None:
         # PrioritySort has no EnqueueExtensions: it is registered for every event.
         fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL): {"PrioritySort"},
     }
+    if step >= 9:  # MaxPods; and the Bind plugins, which have no EnqueueExtensions either
+        expected[fw.ClusterEvent(fw.GVK.POD, fw.ActionType.DELETE)] = {"MaxPods"}
+        node_add_or_allocatable = fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
+        expected[fw.ClusterEvent(fw.GVK.NODE, node_add_or_allocatable)] = {"MaxPods"}
+        expected[fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL)] |= {
+            "FlakyBinder",
+            "DefaultBinder",
+        }
+    assert sched.framework.cluster_event_map == expected
     assert sched.scheduling_queue.cluster_event_map is sched.framework.cluster_event_map
 
 

@@ -186,6 +186,8 @@ def _json(data: Any) -> Any:
 def _create_nodes(api: client.CoreV1Api) -> None:
     for name in NODES:
         api.create_node({"metadata": {"name": name}, "spec": {}})
+        # What a kubelet reports: from step 9, MaxPods counts pods against allocatable pods.
+        api.patch_node_status(name, {"status": {"allocatable": {"pods": "110"}}})
 
 
 def _pod(name: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from tests.fakes import (
     make_node,
     make_pod,
     new_framework,
+    node_arg,
     offline_scheduler,
 )
 
@@ -35,6 +36,7 @@ class FakeFilter:
 
     def filter(self, *args: Any) -> Any:
         pod, node = args[-2:]  # (state,) pod, node: the state arrives with CycleState
+        node = node.node() if hasattr(node, "node") else node  # a NodeInfo, with the cache
         self.calls.append((self._name, node.metadata.name))
         status = self.reject.get(node.metadata.name)
         # Any status class will do for Success: build the step's own from a rejection's.
@@ -64,7 +66,7 @@ def test_filters_run_in_order_and_stop_at_the_first_rejection_per_node(step: int
     fwk = new_framework(step, _registry(a, b), filter=["A", "B"])
     pod = make_pod("pod1")
     results = {
-        n: fwk.run_filter_plugins(*cycle_args(step), pod, make_node(n))
+        n: fwk.run_filter_plugins(*cycle_args(step), pod, node_arg(step, make_node(n)))
         for n in ("node0", "node1", "node2")
     }
     assert calls == [
@@ -95,7 +97,8 @@ def test_a_filter_returning_anything_but_success_or_unschedulable_is_an_error(
     bad = FakeFilter("Bad", {"node0": fw.Status(fw.Code[code], ["oops"])}, calls)
     after = FakeFilter("After", {"nodeX": fw.Status(fw.Code.UNSCHEDULABLE)}, calls)
     fwk = new_framework(step, _registry(bad, after), filter=["Bad", "After"])
-    status = fwk.run_filter_plugins(*cycle_args(step), make_pod("pod1"), make_node("node0")).merge()
+    node = node_arg(step, make_node("node0"))
+    status = fwk.run_filter_plugins(*cycle_args(step), make_pod("pod1"), node).merge()
     assert status.code == fw.Code.ERROR
     assert status.failed_plugin == "Bad"
     assert status.message() == 'running "Bad" filter plugin: oops'
@@ -175,11 +178,12 @@ def test_node_unschedulable_filter(step: int) -> None:
     pod = make_pod("pod1")
     tolerant = make_pod("tolerant", tolerations=[V1Toleration(operator="Exists")])
     args = cycle_args(step)
-    assert plugin.filter(*args, pod, make_node("node0")).is_success()
-    rejected = plugin.filter(*args, pod, make_node("node0", unschedulable=True))
+    cordoned = node_arg(step, make_node("node0", unschedulable=True))
+    assert plugin.filter(*args, pod, node_arg(step, make_node("node0"))).is_success()
+    rejected = plugin.filter(*args, pod, cordoned)
     assert rejected.code == fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert rejected.reasons == ["node(s) were unschedulable"]
-    assert plugin.filter(*args, tolerant, make_node("node0", unschedulable=True)).is_success()
+    assert plugin.filter(*args, tolerant, cordoned).is_success()
     unknown = plugin.filter(*args, pod, None)
     assert unknown.code == fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert unknown.reasons == ["node(s) had unknown conditions"]

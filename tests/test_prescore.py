@@ -92,7 +92,12 @@ def test_every_scheduling_cycle_gets_a_new_cycle_state(step: int) -> None:
     sched = offline_scheduler(step)
     spy = Spy(step_module(step, "framework"))
     sched.framework = new_framework(
-        step, {"Spy": lambda a, h: spy}, pre_score=["Spy"], score=["Spy"], clock=sched.clock
+        step,
+        {"Spy": lambda a, h: spy},
+        pre_score=["Spy"],
+        score=["Spy"],
+        clock=sched.clock,
+        client=sched.client,
     )
     add_nodes(sched, make_node("node-a"), make_node("node-b"))
     schedule_one = step_module(step, "schedule_one").schedule_one

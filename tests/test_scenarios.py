@@ -102,6 +102,17 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: every pod is bound",
         ],
     ),
+    9: (
+        # Each node takes one pod: pod12's cycle counts pod2, assumed on node2 and not bound.
+        lambda b: b == {"pod2": "node2", "pod12": "node3"},
+        [
+            "assumed  minisched-cache-",
+            "node2 │ MaxPods: Too many pods",
+            'binding rejected: running Bind plugin "FlakyBinder"',
+            "/pod2: -> podBackoffQ (ScheduleAttemptFailure)",
+            "scenario: pod12 went to node3 because node2 held pod2",
+        ],
+    ),
 }
 
 
