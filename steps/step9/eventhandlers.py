@@ -1,7 +1,7 @@
 """The informers' event handlers: what the scheduler does when pods and nodes change.
 
 Upstream: pkg/scheduler/eventhandlers.go (addAllEventHandlers and the handlers it installs,
-nodeSchedulingPropertiesChange) at v1.23.
+nodeSchedulingPropertiesChange, preCheckForNode) at v1.23.
 
 - Unassigned pods for our schedulerName are the queue's: added, updated, deleted there.
 - Assigned pods (any scheduler's) are the cluster's state: they go to the cache, where the add
@@ -9,7 +9,7 @@ nodeSchedulingPropertiesChange) at v1.23.
   one may make a waiting pod schedulable, so the queue hears about it.
 - Nodes go to the cache; a new node, or a change to what scheduling looks at (unschedulable,
   allocatable, labels, taints, conditions), moves the pods whose rejecting plugins registered
-  that event.
+  that event and that could fit the node at all (``pre_check_for_node``).
 
 The cache refuses impossible transitions (a pod added twice, an unknown pod removed); as
 upstream, the handlers log that and go on.
@@ -30,6 +30,7 @@ from minisched.informer import (
 )
 
 from .framework import ClusterEvent
+from .plugins.nodeunschedulable import tolerations_tolerate_taint
 from .scheduling_queue import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
@@ -38,6 +39,7 @@ from .scheduling_queue import (
     NODE_LABEL_CHANGE,
     NODE_SPEC_UNSCHEDULABLE_CHANGE,
     NODE_TAINT_CHANGE,
+    PreEnqueueCheck,
 )
 
 if TYPE_CHECKING:
@@ -94,14 +96,10 @@ def assigned_pod(pod: client.V1Pod) -> bool:
 
 
 def add_node_to_cache(sched: Scheduler, node: client.V1Node) -> None:
-    """A new node may fit pods that fitted nowhere (upstream: addNodeToCache).
-
-    Not implemented: upstream's preCheckForNode, which moves only the pods that could fit this
-    node by resources, node affinity, host ports and taints; no plugin here checks those.
-    """
+    """A new node may fit pods that fitted nowhere (upstream: addNodeToCache)."""
     sched.cache.add_node(node)
     log.info('Add event for node node="%s"', node.metadata.name)
-    sched.scheduling_queue.move_all_to_active_or_backoff_queue(NODE_ADD)
+    sched.scheduling_queue.move_all_to_active_or_backoff_queue(NODE_ADD, pre_check_for_node(node))
 
 
 def update_node_in_cache(
@@ -113,7 +111,9 @@ def update_node_in_cache(
     event = node_scheduling_properties_change(new_node, old_node)
     if event is not None:
         log.info('Update event for node node="%s" event="%s"', new_node.metadata.name, event.label)
-        sched.scheduling_queue.move_all_to_active_or_backoff_queue(event)
+        sched.scheduling_queue.move_all_to_active_or_backoff_queue(
+            event, pre_check_for_node(new_node)
+        )
 
 
 def delete_node_from_cache(sched: Scheduler, node: Any) -> None:
@@ -174,6 +174,71 @@ def node_conditions_changed(new_node: client.V1Node, old_node: client.V1Node) ->
 
 def _status(node: client.V1Node) -> client.V1NodeStatus:
     return node.status or client.V1NodeStatus()
+
+
+def pre_check_for_node(node: client.V1Node) -> PreEnqueueCheck:
+    """Whether a pod could fit this node at all: a new or changed node moves only those pods
+    (upstream: preCheckForNode). The checks are fixed, whichever plugins are enabled: the
+    pod's nodeName, its required node affinity, and the node's NoSchedule and NoExecute
+    taints it does not tolerate. A pod that fails them stays in unschedulableQ; the move
+    request is made all the same.
+
+    Not implemented: upstream's resources and host ports checks (noderesources.Fits,
+    nodeports.Fits). The cache knows the pods already on the node, but nothing here reads a
+    pod's requests or host ports yet: a pod too big for the node, or whose host port is taken
+    there, is moved and fails again.
+    """
+
+    def check(pod: client.V1Pod) -> bool:
+        if pod.spec.node_name and pod.spec.node_name != node.metadata.name:
+            return False
+        if not required_node_affinity_matches(pod, node):
+            return False
+        taints = [t for t in node.spec.taints or [] if t.effect in ("NoSchedule", "NoExecute")]
+        tolerations = pod.spec.tolerations or []
+        return all(tolerations_tolerate_taint(tolerations, t) for t in taints)
+
+    return check
+
+
+def required_node_affinity_matches(pod: client.V1Pod, node: client.V1Node) -> bool:
+    """The pod's nodeSelector and required node affinity terms accept the node (upstream:
+    nodeaffinity.GetRequiredNodeAffinity(pod).Match). The terms are ORed; within a term,
+    every expression must hold. A term with no expressions matches nothing."""
+    labels = node.metadata.labels or {}
+    if any(labels.get(k) != v for k, v in (pod.spec.node_selector or {}).items()):
+        return False
+    affinity = pod.spec.affinity and pod.spec.affinity.node_affinity
+    required = affinity and affinity.required_during_scheduling_ignored_during_execution
+    if not required:
+        return True
+    fields = {"metadata.name": node.metadata.name}
+    return any(
+        (term.match_expressions or term.match_fields)
+        and all(_matches(e, labels) for e in term.match_expressions or [])
+        and all(_matches(e, fields) for e in term.match_fields or [])
+        for term in required.node_selector_terms or []
+    )
+
+
+def _matches(expression: client.V1NodeSelectorRequirement, values: dict[str, str]) -> bool:
+    """One node selector requirement (upstream: nodeSelectorRequirementsAsSelector)."""
+    op, value, wanted = expression.operator, values.get(expression.key), expression.values or []
+    if op == "In":
+        return value in wanted
+    if op == "NotIn":
+        return value not in wanted
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and value is not None and len(wanted) == 1:
+        try:
+            have, bound = int(value), int(wanted[0])
+        except ValueError:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False
 
 
 # --- assigned pods -----------------------------------------------------------------------------
@@ -245,7 +310,8 @@ def update_pod_in_scheduling_queue(
 
 
 def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
-    """The pod was deleted, or bound (upstream: deletePodFromSchedulingQueue).
+    """The pod was deleted, or bound (upstream: deletePodFromSchedulingQueue). A bound pod is
+    not assumed any more: upstream's cache confirms it when the informer sees it.
 
     A pod deleted while it waits on Permit is rejected there, which ends its binding cycle;
     then, as upstream, the pods it was keeping out get their chance.

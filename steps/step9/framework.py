@@ -20,6 +20,7 @@ from kubernetes.client import V1Node, V1Pod
 from kubernetes.utils import parse_quantity
 
 from minisched.clock import Clock
+from minisched.report import Recorder
 
 from .cycle_state import CycleState
 
@@ -140,6 +141,9 @@ class Handle(Protocol):
     # Not in upstream's Handle: plugins read time and arm timers through the scheduler's clock,
     # so tests can drive them with a FakeClock (upstream plugins call time.AfterFunc).
     clock: Clock
+    # Not in upstream's Handle: plugins tell the report what they did (upstream plugins only
+    # log it), e.g. what PreScore wrote to CycleState.
+    recorder: Recorder
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
 
@@ -406,7 +410,7 @@ class QueuedPodInfo:
     initial_attempt_timestamp: float
     # Scheduling attempts so far: every pop counts one.
     attempts: int = 0
-    # The plugins that rejected the pod in its last attempt: only events they registered can
+    # The plugins that rejected the pod in its last FitError: only events they registered can
     # move it out of unschedulableQ. Empty means any event may help.
     unschedulable_plugins: set[str] = field(default_factory=set)
 

@@ -16,6 +16,7 @@ from kubernetes.client import V1Node, V1Pod
 
 from minisched.clock import Clock
 from minisched.informer import meta_namespace_key
+from minisched.report import NullRecorder, Recorder
 
 from . import framework
 from .cycle_state import CycleState
@@ -68,11 +69,13 @@ class Framework:
         registry: Registry,
         profile: Plugins,
         clock: Clock,
+        recorder: Recorder | None = None,
         *,
         client_set: Any = None,
         snapshot_shared_lister: framework.SharedLister | None = None,
     ) -> None:
         self.clock = clock
+        self.recorder = recorder or NullRecorder()
         # For the Handle (upstream: the WithClientSet and WithSnapshotSharedLister options).
         self.client = client_set
         self.snapshot = snapshot_shared_lister

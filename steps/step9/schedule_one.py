@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from kubernetes import client
 
+from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 from . import framework
@@ -101,13 +102,16 @@ def schedule_one(sched: Scheduler) -> None:
         fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
         forget(sched, assumed_pod)
         err = permit_status.as_error() or Exception()
-        record_scheduling_failure(sched, pod_info, err, reason, permit_status.failed_plugin)
+        record_scheduling_failure(sched, pod_info, err, reason)
         return
     waiting_pod = fwk.get_waiting_pod(pod.metadata.uid)
     # A plugin may already have allowed the pod (a 0 s wait): then nothing is pending.
     plugins = sorted(waiting_pod.get_pending_plugins()) if waiting_pod is not None else []
     if plugins:
-        sched.recorder.record("waiting", pod=key, node=node_name, plugins=plugins)
+        deadline = waiting_pod.get_deadline() if waiting_pod is not None else 0.0
+        sched.recorder.record(
+            "waiting", pod=key, node=node_name, plugins=plugins, deadline=deadline
+        )
 
     # Bind asynchronously (upstream: go func()): the next scheduling cycle starts while this
     # pod waits on Permit and binds. Daemon threads: a stopping scheduler does not wait for
@@ -139,11 +143,13 @@ def binding_cycle(
     key = meta_namespace_key(pod)
     status = fwk.wait_on_permit(assumed_pod)
     if not status.is_success():
+        if left_while_waiting(sched, pod):
+            return
         reason = REASON_UNSCHEDULABLE if status.is_unschedulable() else REASON_SCHEDULER_ERROR
         fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
         forgotten = forget(sched, assumed_pod)
         err = status.as_error() or Exception()
-        record_scheduling_failure(sched, pod_info, err, reason, status.failed_plugin)
+        record_scheduling_failure(sched, pod_info, err, reason)
         # Made after the pod is back in the queue, and not for the pod itself: a pod that was
         # rejected while it waited goes to unschedulableQ, not straight back to podBackoffQ.
         if forgotten:
@@ -205,6 +211,26 @@ def forget(sched: Scheduler, assumed_pod: client.V1Pod) -> bool:
     return True
 
 
+def left_while_waiting(sched: Scheduler, pod: client.V1Pod) -> bool:
+    """Whether a pod whose Permit wait failed has left this scheduler meanwhile: deleted, or
+    rejected by ``Scheduler.stop``. Its binding cycle then ends here, with no error.
+
+    Differs from upstream: upstream handles both as any other failure, and logs "Error
+    scheduling pod" and a failed status update for a pod that no longer exists (a stopping
+    kube-scheduler's binding goroutines just end with the process).
+    """
+    key = meta_namespace_key(pod)
+    informer = sched.pod_informer
+    if informer.has_synced() and informer.store.get_by_key(key) is None:
+        log.info('Pod was deleted while it waited on Permit pod="%s"', key)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted while on Permit")
+        return True
+    if sched.stopping():
+        log.info('Scheduler stopped while pod waited on Permit; it stays pending pod="%s"', key)
+        return True
+    return False
+
+
 def schedule_pod(
     sched: Scheduler,
     fwk: Framework,
@@ -263,6 +289,7 @@ def find_nodes_that_fit_pod(
         sched.recorder.record(
             "filter", pod=key, node=name, plugin=status.failed_plugin, reason=status.message()
         )
+    sched.recorder.record("feasible", pod=key, passed=len(feasible_nodes), nodes=len(nodes))
     return feasible_nodes, diagnosis
 
 
@@ -374,20 +401,15 @@ def finish_binding(
 
 
 def record_scheduling_failure(
-    sched: Scheduler,
-    pod_info: QueuedPodInfo,
-    err: BaseException,
-    reason: str,
-    failed_plugin: str = "",
+    sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException, reason: str
 ) -> None:
     """Tell everyone the pod was not scheduled, and give it back to the queue: the queue and
     the logs (``error_func``), a FailedScheduling event, and the pod's PodScheduled condition.
 
-    ``failed_plugin`` is the Permit plugin that rejected the pod, if one did.
     Upstream: Scheduler.recordSchedulingFailure.
     """
-    error_func(sched, pod_info, err, failed_plugin)
     pod = pod_info.pod
+    error_func(sched, pod_info, err)
     message = str(err)
     sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
     condition = {
@@ -399,17 +421,15 @@ def record_scheduling_failure(
     update_pod(sched, pod, condition)
 
 
-def error_func(
-    sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException, failed_plugin: str = ""
-) -> None:
+def error_func(sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException) -> None:
     """Log why the pod was not scheduled and put it back in the queue (upstream:
     MakeDefaultErrorFunc, the sched.Error func).
 
-    The pod goes back with the plugins that rejected it, so only the events those plugins
-    registered move it on: every Filter plugin that rejected a node for a FitError, the
-    Permit plugin for a rejection at Permit, none for an error (any event may help then).
-    Upstream v1.23 sets them for FitErrors only and leaves the last ones in place otherwise;
-    later releases also record the rejecting Permit plugin.
+    A FitError sets the pod's rejecting plugins, every Filter plugin that rejected a node: only
+    the events those plugins registered move it on. Any other failure (no nodes, an error, a
+    Permit rejection or timeout, a failed bind) keeps the set of the pod's last FitError, empty
+    (any event may help) if it never had one. That is v1.23; later releases record the
+    rejecting Permit plugin too, and clear the set at every attempt.
 
     As upstream, the pod is re-read from the informer cache first: one that was deleted, or
     bound meanwhile, is not queued again.
@@ -422,7 +442,6 @@ def error_func(
             key,
         )
         sched.recorder.record("unschedulable", pod=key, message=str(err))
-        pod_info.unschedulable_plugins = set()
     elif isinstance(err, framework.FitError):
         log.info('Unable to schedule pod; no fit; waiting pod="%s" err="%s"', key, err)
         sched.recorder.record("unschedulable", pod=key, message=str(err))
@@ -430,7 +449,6 @@ def error_func(
     else:
         log.error('Error scheduling pod; retrying pod="%s" err="%s"', key, err)
         sched.recorder.record("error", pod=key, message=str(err))
-        pod_info.unschedulable_plugins = {failed_plugin} if failed_plugin else set()
 
     cached_pod = sched.pod_informer.store.get_by_key(key)
     if cached_pod is None:
@@ -472,6 +490,15 @@ def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -
             _content_type="application/strategic-merge-patch+json",
         )
     except client.ApiException as e:  # its str() carries every header: say what matters
+        if e.status == 404:
+            # Differs from upstream (an error line): the pod was deleted meanwhile, which is
+            # no error of the scheduler's.
+            log.info(
+                'Pod was deleted before its status was updated pod="%s"', meta_namespace_key(pod)
+            )
+            return
         log.error('Error updating pod pod="%s": %s %s', meta_namespace_key(pod), e.status, e.reason)
     except Exception as e:
-        log.error('Error updating pod pod="%s": %s', meta_namespace_key(pod), e)
+        log.error(
+            'Error updating pod pod="%s": %s', meta_namespace_key(pod), connection_error_reason(e)
+        )

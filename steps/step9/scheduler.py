@@ -62,6 +62,7 @@ class Scheduler:
             plugins.new_registry(),
             plugins.default_plugins(),
             clock,
+            recorder=self.recorder,
             client_set=self.client,
             snapshot_shared_lister=self.snapshot,
         )
@@ -98,6 +99,10 @@ class Scheduler:
         self.cache.run()
         while not self._stopped.is_set():
             schedule_one(self)
+
+    def stopping(self) -> bool:
+        """Whether ``stop()`` was called (binding cycles it cut short end quietly)."""
+        return self._stopped.is_set()
 
     def stop(self) -> None:
         """End ``run()``: close the queue (waking ``pop`` and stopping its loops) and stop the

@@ -454,8 +454,8 @@ class PriorityQueue:
         """The caller holds the lock."""
         moved = False
         for p_info in p_infos:
-            # A pod without rejecting plugins failed for another reason (an error, a failed
-            # bind): any event may help it.
+            # A pod without rejecting plugins has had no FitError (only errors, failures at
+            # Permit or bind, no nodes): any event may help it.
             if p_info.unschedulable_plugins and not self._pod_matches_event(p_info, event):
                 continue
             moved = True
@@ -531,7 +531,14 @@ class PriorityQueue:
         return QueuedPodInfo(pod=pod, timestamp=now, initial_attempt_timestamp=now)
 
     def _record(self, p_info: QueuedPodInfo, queue: str, event: str) -> None:
-        self.recorder.record("queue", pod=pod_info_key(p_info), queue=queue, event=event)
+        # The web page shows when a pod's backoff ends (on this queue's clock) and which
+        # plugins rejected a pod parked in unschedulableQ.
+        fields: dict[str, object] = {}
+        if queue == "podBackoffQ":
+            fields["deadline"] = self.get_backoff_time(p_info)
+        elif queue == "unschedulableQ":
+            fields["plugins"] = sorted(p_info.unschedulable_plugins)
+        self.recorder.record("queue", pod=pod_info_key(p_info), queue=queue, event=event, **fields)
 
 
 def is_pod_updated(old_pod: V1Pod, new_pod: V1Pod) -> bool:

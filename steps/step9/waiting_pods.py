@@ -105,6 +105,15 @@ class WaitingPod:
         with self._lock:
             return list(self._pending_plugins)
 
+    def get_deadline(self) -> float:
+        """When the wait times out, on the clock: the latest pending plugin's timeout.
+
+        Differs from upstream: waitingPod has no such getter (its timers are private). This
+        one only reads them, so the web page can show how long the pod may still wait.
+        """
+        with self._lock:
+            return max((timer.due for timer in self._pending_plugins.values()), default=0.0)
+
     def allow(self, plugin: str) -> None:
         """``plugin`` lets the pod go; once no plugin is pending, the pod is signalled Success
         (upstream: Allow)."""

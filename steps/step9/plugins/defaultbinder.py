@@ -7,12 +7,14 @@ plugins before it skip.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from kubernetes import client
 from kubernetes.client import V1Pod
 
+from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 from ..cycle_state import CycleState
@@ -56,10 +58,20 @@ class DefaultBinder:
             )
             response.data  # noqa: B018 -- reading the body releases the connection
         except client.ApiException as e:
-            return as_status(Exception(f"{e.status} {e.reason}: {e.body}"))
-        except Exception as e:  # the connection failed
-            return as_status(e)
+            return as_status(Exception(status_message(e)))
+        except Exception as e:  # the connection failed: say why, not urllib3's nested reprs
+            return as_status(Exception(connection_error_reason(e)))
         return Status()
+
+
+def status_message(e: client.ApiException) -> str:
+    """The ``message`` of the Status the API server refused with, which is all client-go's
+    StatusError prints; the status line when the body is not a Status."""
+    try:
+        message = json.loads(e.body or "").get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return message or f"{e.status} {e.reason}"
 
 
 def new(args: Any, handle: Handle) -> DefaultBinder:

@@ -15,6 +15,8 @@ from typing import Any
 
 from kubernetes.client import V1Node, V1Pod
 
+from minisched.informer import meta_namespace_key
+
 from ..cycle_state import CycleState, NotFoundError
 from ..framework import (
     GVK,
@@ -82,7 +84,12 @@ class NodeNumber:
         such pods, and their Score then failed. Upstream v1.23 has no Skip for PreScore (it
         came later), so writing the state is how an upstream plugin of that time does it.
         """
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(last_digit(pod.metadata.name)))
+        data = PreScoreState(last_digit(pod.metadata.name))
+        state.write(PRE_SCORE_STATE_KEY, data)
+        key = meta_namespace_key(pod)
+        self.handle.recorder.record(
+            "prescore", pod=key, plugin=NAME, key=PRE_SCORE_STATE_KEY, data=data
+        )
         return Status()
 
     # --- Score --------------------------------------------------------------------------------
@@ -147,6 +154,13 @@ class NodeNumber:
         # The framework registered the pod before running Permit, so even node0's 0 s timer,
         # which may fire before this returns, finds it.
         self.handle.clock.after_func(node_number, allow)
+        self.handle.recorder.record(
+            "permit",
+            pod=meta_namespace_key(pod),
+            plugin=NAME,
+            wait=node_number,
+            timeout=PERMIT_TIMEOUT,
+        )
         return Status(Code.WAIT), PERMIT_TIMEOUT
 
 
