@@ -17,6 +17,7 @@ and this module turns what they recorded into tables. The events a step may reco
 ``selected``     pod, node, among (step 1: how many nodes the random pick was among)
 ``permit``       pod, plugin, wait, timeout: a Permit plugin holds the pod for ``wait`` seconds
 ``assumed``      pod, node: the scheduler cache counts the pod on the node before it is bound
+``forgotten``    pod, node: after a failure, Unreserve ran and the cache forgot the assumed pod
 ``unschedulable`` pod, message: the cycle failed, with the FitError message
 ``waiting``      pod, node, plugins: Permit made the pod wait
 ``bound``        pod, node: the binding was accepted by the API server
@@ -296,6 +297,8 @@ class Report:
             return f"pending  {pod}: {f['message']}"
         if event == "assumed":
             return f"assumed  {pod} -> {f['node']}"
+        if event == "forgotten":
+            return f"forgot   {pod} on {f['node']}: Unreserve ran, the cache no longer counts it"
         if event == "waiting":
             view.queue = WAITING
             # Each plugin, with how long it holds the pod and its timeout when it said so.

@@ -108,6 +108,7 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
         [
             "assumed  minisched-cache-",
             "node2 │ MaxPods: Too many pods",
+            "/pod2 on node2: Unreserve ran, the cache no longer counts it",
             'binding rejected: running Bind plugin "FlakyBinder"',
             "/pod2: -> podBackoffQ (ScheduleAttemptFailure)",
             "scenario: pod12 went to node3 because node2 held pod2",

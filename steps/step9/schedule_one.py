@@ -208,6 +208,8 @@ def forget(sched: Scheduler, assumed_pod: client.V1Pod) -> bool:
     except Exception as err:
         log.error("scheduler cache ForgetPod failed: %s", err)
         return False
+    key = meta_namespace_key(assumed_pod)
+    sched.recorder.record("forgotten", pod=key, node=assumed_pod.spec.node_name)
     return True
 
 
