@@ -177,7 +177,14 @@ class Cluster:
         """One line on an API server that stopped answering: who, and what we know of why."""
         host = self.api_client.configuration.host
         proc = self.server.process if self.server else None
-        code = proc.poll() if proc else None
+        code = None
+        if proc is not None:
+            # A connection refused can come before the child's exit is visible: give it a
+            # moment, so a killed embedded server is named as killed.
+            try:
+                code = proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                code = None
         if code is not None:
             how = f"killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}"
             return f"the embedded API server at {host} went away ({how})"

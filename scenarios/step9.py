@@ -12,7 +12,8 @@ prefers node2 for both.
   the queue (podBackoffQ, 1 s).
 - Its second attempt finds node2 free; FlakyBinder skips it, DefaultBinder binds it.
 
-Run: ``nox -s step9`` or ``python scenarios/step9.py [--seed N] [--kubeconfig PATH]``.
+Run: ``nox -s step9``, or ``nox -s step9 -- --seed N --kubeconfig PATH``. With minisched
+installed (``pip install -e .``), ``python scenarios/step9.py [ARGS]`` does the same.
 """
 
 from __future__ import annotations

@@ -298,9 +298,9 @@ def update_pod_in_scheduling_queue(
     """Pass a pod's update to the queue (upstream: updatePodInSchedulingQueue).
 
     An update carrying the same resourceVersion (an informer's relist) is not a change: passing
-    it on would queue again a pod that is being scheduled (upstream: issue 96071). Nor is an
-    update of an assumed pod (one in its binding cycle, e.g. its PodScheduled condition
-    written): queued again, it would be scheduled twice.
+    it on would queue again a pod that is being scheduled (upstream: issue 96071).
+    An update of an assumed pod (one in its binding cycle) is ignored too, as upstream: queued
+    again, the pod would run a second cycle while the first waits at Permit or binds.
     """
     if old_pod.metadata.resource_version == new_pod.metadata.resource_version:
         return
