@@ -565,9 +565,13 @@ def count_lines(path: str) -> int:
 
 
 def tail(path: str, size: int = 1500) -> str:
+    """The end of a log, after its first fatal error or traceback if it has one."""
     with open(path, "rb") as f:
-        f.seek(max(0, os.path.getsize(path) - size))
-        return f.read().decode(errors="replace").strip()
+        text = f.read().decode(errors="replace")
+    for marker in ("Fatal Python error", "Traceback (most recent call last)"):
+        if marker in text:
+            return text[text.index(marker) :][:size].strip()
+    return text[-size:].strip()
 
 
 def figures(
