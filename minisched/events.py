@@ -16,7 +16,9 @@ taken from scheduling (profile: ``nox -s bench -- --profile DIR``).
 
 Not implemented: the EventCorrelator (client-go's aggregation of similar events into one with a
 count, and its per-object spam filter). A pod retried many times gets one FailedScheduling
-event per attempt here, where upstream bumps the count of one event.
+event per attempt here, where upstream bumps the count of one event. Nor retries: client-go
+tries an event up to 12 times, about 10 s apart; here an event the server refuses is dropped
+(with a debug line).
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ def _timestamp(now: datetime.datetime) -> str:
 class EventRecorder:
     """Posts core/v1 Events in the background; ``eventf`` never blocks.
 
-    ``_lock`` guards ``_thread`` (the first ``eventf`` starts it) and the two counters that
-    ``flush`` waits on: events accepted into the buffer, and events handled (posted, or failed
-    to post) by the thread.
+    ``_lock`` guards ``_thread`` (the first ``eventf`` starts it), ``_stopping``, and the two
+    counters that ``flush`` waits on: events accepted into the buffer, and events handled
+    (posted, or failed to post) by the thread.
     """
 
     def __init__(self, api_client: client.ApiClient, component: str = "minisched") -> None:
@@ -66,6 +68,7 @@ class EventRecorder:
         self._handled_changed = threading.Condition(self._lock)
         self._accepted = 0
         self._handled = 0
+        self._stopping = False
         self.dropped = 0
 
     def eventf(self, obj: Any, type_: str, reason: str, action: str, message: str) -> None:
@@ -114,19 +117,33 @@ class EventRecorder:
             return self._handled_changed.wait_for(lambda: self._handled >= target, timeout)
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Post what is buffered (for up to ``timeout``), then end the thread."""
+        """End the thread after the event it is posting; drop what is still buffered.
+
+        As upstream, where the sink goroutine ends with the scheduler's context and its queue
+        is discarded. Waiting for the buffer to drain could outlast ``timeout`` after a burst
+        (a thousand Scheduled events are seconds of requests), and the thread would then still
+        be using a connection when the caller closes the client: over TLS, that crashes the
+        process (SIGABRT in OpenSSL) as it exits.
+        """
         with self._lock:
             thread = self._thread
+            self._stopping = True
         if thread is None:
             return
         try:
-            self._events.put(None, timeout=timeout)
+            self._events.put_nowait(None)  # wakes a thread waiting on an empty buffer
         except queue.Full:
-            return
+            pass  # the thread is busy: it sees _stopping before its next event
         thread.join(timeout)
+        left = self._events.qsize()
+        if left:
+            log.debug("stopping: %d buffered events not posted", left)
 
     def _post(self) -> None:
         while (event := self._events.get()) is not None:
+            with self._lock:
+                if self._stopping:
+                    return
             namespace = event["metadata"]["namespace"]
             try:
                 response = self.core.create_namespaced_event(

@@ -57,10 +57,12 @@ class BlockingCoreV1Api:
     """Posts nothing until ``release`` is set: the API server is slow."""
 
     def __init__(self) -> None:
+        self.entered = threading.Event()  # a post has reached the server
         self.release = threading.Event()
         self.posted: list[dict[str, Any]] = []
 
     def create_namespaced_event(self, namespace: str, body: dict[str, Any], **_: Any) -> Any:
+        self.entered.set()
         self.release.wait(10)
         self.posted.append(body)
         return SimpleNamespace(data=b"{}")
@@ -87,3 +89,24 @@ def test_a_full_buffer_drops_events_and_never_blocks_the_caller(
     assert len(core.posted) == 10 - recorder.dropped
     assert core.posted[0]["message"] == "attempt 0"
     recorder.stop()
+
+
+def test_stop_ends_the_thread_after_its_current_post_and_drops_the_rest() -> None:
+    """Upstream's sink ends with the scheduler and its queue is discarded: a stopping scheduler
+    does not wait for a backlog, and no post is still running when its client is closed."""
+    recorder = EventRecorder(client.ApiClient())
+    core = BlockingCoreV1Api()
+    recorder.core = core  # type: ignore[assignment]
+    pod = SimpleNamespace(
+        metadata=SimpleNamespace(name="pod1", namespace="ns", uid="u", resource_version="1")
+    )
+    for i in range(3):
+        recorder.eventf(pod, "Normal", "Scheduled", "Binding", f"event {i}")
+    assert core.entered.wait(10)
+    recorder.stop(timeout=0.1)  # the first post is still blocked in the server
+    thread = recorder._thread
+    assert thread is not None and thread.is_alive()
+    core.release.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert [e["message"] for e in core.posted] == ["event 0"]

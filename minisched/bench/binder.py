@@ -22,15 +22,20 @@ from minisched import cluster
 from minisched.scenario import SCHEDULER_NAME
 
 
-def bind_all(core: client.CoreV1Api, namespace: str, node_selector: str | None) -> int:
-    """Bind every pending pod of ours; how many were bound."""
+def bind_all(
+    core: client.CoreV1Api,
+    namespace: str,
+    node_selector: str | None,
+    scheduler_name: str = SCHEDULER_NAME,
+) -> int:
+    """Bind every pending pod that asks for ``scheduler_name``; how many were bound."""
     nodes = json.loads(core.list_node(label_selector=node_selector, _preload_content=False).data)
     names = [n["metadata"]["name"] for n in nodes["items"]]
     pods = json.loads(core.list_namespaced_pod(namespace, _preload_content=False).data)["items"]
     pending = [
         p
         for p in pods
-        if p["spec"].get("schedulerName") == SCHEDULER_NAME and not p["spec"].get("nodeName")
+        if p["spec"].get("schedulerName") == scheduler_name and not p["spec"].get("nodeName")
     ]
     if not names:
         return 0
@@ -55,11 +60,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--context", default=None)
     p.add_argument("--namespace", required=True)
     p.add_argument("--node-selector", default=None)
+    p.add_argument(
+        "--scheduler-name",
+        default=SCHEDULER_NAME,
+        help="bind the pods that ask for this scheduler (default minisched; the bench's smoke "
+        "test plays the default-scheduler with it)",
+    )
     p.add_argument("--seed", type=int, default=1, help="ignored: the binder has no choices")
     args = p.parse_args(argv)
     try:
         with cluster.connect(args.kubeconfig, args.context) as c:
-            bound = bind_all(client.CoreV1Api(c.api_client), args.namespace, args.node_selector)
+            core = client.CoreV1Api(c.api_client)
+            bound = bind_all(core, args.namespace, args.node_selector, args.scheduler_name)
     except cluster.ClusterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

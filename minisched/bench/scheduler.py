@@ -499,7 +499,10 @@ def schedule_and_watch(
             "stderr_lines": count_lines(stderr_path),
         }
         if outcome != "ok":
-            outcome += ": " + tail(stderr_path)
+            kept = tempfile.mkdtemp(prefix="minisched-bench-failed-")
+            shutil.copy(stdout_path, kept)
+            shutil.copy(stderr_path, kept)
+            outcome += f" (its stdout and stderr are in {kept}): " + tail(stderr_path)
     times = sorted(watch.bound.values())
     run.update(logs)
     run.update(figures(times, samples, started, peak))
