@@ -171,20 +171,32 @@ def test_with_default_scheduler_runs_both_side_by_side(
 
 
 REALK8S = Path(os.environ.get("REALK8S_DIR", Path.home() / ".cache" / "realk8s"))
-UP = Path(__file__).resolve().parents[2] / "shared" / "realk8s" / "up.sh"
+
+
+def realk8s_scripts() -> Path | None:
+    """shared/realk8s next to the project (or next to the worktrees' directory), or
+    ``$REALK8S_SCRIPTS``."""
+    root = Path(__file__).resolve().parents[1]
+    candidates = [root.parent / "shared" / "realk8s", root.parent.parent / "shared" / "realk8s"]
+    if os.environ.get("REALK8S_SCRIPTS"):
+        candidates.insert(0, Path(os.environ["REALK8S_SCRIPTS"]))
+    return next((c for c in candidates if (c / "up.sh").is_file()), None)
 
 
 @pytest.fixture
 def real_control_plane() -> Any:
     """A fresh real control plane (no scheduler) of the instance ``$REALK8S_RUN`` names."""
-    if not os.access(REALK8S / "bin" / "kube-apiserver", os.X_OK) or not UP.is_file():
+    scripts = realk8s_scripts()
+    if not os.access(REALK8S / "bin" / "kube-apiserver", os.X_OK) or scripts is None:
         pytest.skip("real control plane not built on this machine (shared/realk8s)")
     if not os.environ.get("REALK8S_RUN"):
         pytest.skip("opt-in: set REALK8S_RUN and its *_PORT variables to an instance of your own")
-    up = subprocess.run([str(UP), "--fresh"], capture_output=True, text=True, timeout=90)
+    up = subprocess.run(
+        [str(scripts / "up.sh"), "--fresh"], capture_output=True, text=True, timeout=90
+    )
     assert up.returncode == 0, up.stderr[-2000:]
     yield up.stdout.strip().splitlines()[-1]
-    subprocess.run([str(UP.with_name("down.sh")), "--wipe"], capture_output=True, timeout=60)
+    subprocess.run([str(scripts / "down.sh"), "--wipe"], capture_output=True, timeout=60)
 
 
 def test_side_by_side_with_the_real_kube_scheduler(
