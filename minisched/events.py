@@ -122,8 +122,8 @@ class EventRecorder:
         As upstream, where the sink goroutine ends with the scheduler's context and its queue
         is discarded. Waiting for the buffer to drain could outlast ``timeout`` after a burst
         (a thousand Scheduled events are seconds of requests), and the thread would then still
-        be using a connection when the caller closes the client: over TLS, that crashes the
-        process (SIGABRT in OpenSSL) as it exits.
+        be using a connection when the caller closes the client: over TLS, the process then
+        died of SIGABRT as it exited (seen with step 8 against kube-apiserver).
         """
         with self._lock:
             thread = self._thread
