@@ -296,13 +296,16 @@ class BindingWatch:
 
     def start(self) -> None:
         """List (the pods bound already count) and start watching from that list."""
+        self._rv = self._list()
+        self._thread.start()
+
+    def _list(self) -> str:
         response = self.core.list_namespaced_pod(self.namespace, _preload_content=False)
         listed = json.loads(response.data)
         now = time.monotonic()
         for pod in listed["items"]:
             self._seen(pod, now)
-        self._rv = listed["metadata"]["resourceVersion"]
-        self._thread.start()
+        return str(listed["metadata"]["resourceVersion"])
 
     def _seen(self, pod: dict[str, Any], now: float) -> None:
         if not (pod.get("spec") or {}).get("nodeName"):
@@ -318,28 +321,40 @@ class BindingWatch:
             self.on_first()
 
     def _run(self) -> None:
+        """Watch until stopped; when the server ends the watch or sends an ERROR (its history
+        is gone), list again and watch from there, as an informer does."""
         try:
-            self._response = self.core.list_namespaced_pod(
-                self.namespace,
-                watch=True,
-                resource_version=self._rv,
-                timeout_seconds=3600,
-                _preload_content=False,
-            )
-            buffer = b""
-            for chunk in self._response.stream(65536, decode_content=False):
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    if line.strip():
-                        event = json.loads(line)
-                        if event.get("type") in ("ADDED", "MODIFIED"):
-                            self._seen(event["object"], time.monotonic())
+            while not self._stopped:
+                self._watch()
+                if not self._stopped:
+                    self._rv = self._list()
         except Exception as e:  # noqa: BLE001 -- a run whose watch broke is failed, not lost
             if not self._stopped:
                 with self._cond:
                     self.error = f"watch failed: {e}"
                     self._cond.notify_all()
+
+    def _watch(self) -> None:
+        self._response = self.core.list_namespaced_pod(
+            self.namespace,
+            watch=True,
+            resource_version=self._rv,
+            timeout_seconds=3600,
+            _preload_content=False,
+        )
+        buffer = b""
+        for chunk in self._response.stream(65536, decode_content=False):
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                if event.get("type") in ("ADDED", "MODIFIED"):
+                    self._seen(event["object"], time.monotonic())
+                    self._rv = event["object"]["metadata"]["resourceVersion"]
+                elif event.get("type") == "ERROR":
+                    return
 
     def wait(self, timeout: float) -> int:
         """Wait up to ``timeout`` for a binding (or for all of them); how many are bound."""
