@@ -5,9 +5,11 @@ SchedulingBasic workload with ``node-default.yaml`` and ``pod-default.yaml``; me
 SchedulingThroughput in pods/s).
 
 - ``__main__``: the command line that ``nox -s bench`` runs.
-- ``scheduler``: the scheduler workloads (nodes and pods pre-created, the step's scheduler
-  started afterwards in a child process, measured from the first binding to the last).
-- ``child``: that child process; it times itself through the step's Recorder.
+- ``scheduler``: the scheduler workloads (nodes and pods pre-created, then the step's scheduler
+  started as users start it, ``python -m steps.stepN --kubeconfig PATH``, or the cluster's
+  default-scheduler; a watch in the bench times them all alike, from the first binding to the
+  last).
+- ``binder``: the baseline, one thread binding round robin (``python -m minisched.bench.binder``).
 - ``apiserver``: the embedded API server alone (start-to-ready, creates/s, binds/s, watch-event
   latency with 1 and 50 watchers); also ``python -m minisched.bench.apiserver``.
 - ``results``: the JSON file under ``bench-results/``, the rich tables, targets, ``--compare``.

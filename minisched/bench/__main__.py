@@ -4,14 +4,18 @@ Upstream counterpart: ``test/integration/scheduler_perf`` (``BenchmarkPerfSchedu
 SchedulingBasic at 500 and 5000 nodes; metric SchedulingThroughput in pods/s).
 
     python -m minisched.bench [--steps 1 3 6 8] [--nodes 100 500 5000] [--pods 1000]
-        [--repeats N] [--out DIR] [--compare FILE] [--kubeconfig PATH [--context C]]
+        [--repeats N] [--out DIR] [--compare FILE] [--kubeconfig PATH [--context C]
+        [--with-default-scheduler [--default-scheduler-command CMD]]]
         [--apiserver/--no-apiserver] [--baseline/--no-baseline] [--quick] [--profile DIR]
 
 Every (step, nodes, pods) workload runs ``--repeats`` times against a fresh embedded API server
-(or the ``--kubeconfig`` cluster); the baseline binder (shown as step "binder") runs once per
-node count. Results go to ``<out>/bench-<time>.json`` and are printed as tables, with the
-issue's targets as ratios. These machines are noisy: compare ratios measured side by side
-(``--compare`` an earlier file), never absolute times.
+(or the ``--kubeconfig`` cluster), each time with the step's scheduler started as users start
+it, ``python -m steps.stepN --kubeconfig PATH``; the baseline binder (shown as "binder") runs
+once per node count. ``--with-default-scheduler`` runs the same workload with the pods left to
+the cluster's ``default-scheduler``, interleaved with the steps' runs, and prints both side by
+side. Results go to ``<out>/bench-<time>.json`` and are printed as tables, with the issue's
+targets as ratios. These machines are noisy: compare ratios measured side by side (in one run,
+or ``--compare`` an earlier file), never absolute times.
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ from rich.console import Console
 from minisched import steps
 
 from . import results as results_mod
-from .scheduler import LATENCY_NOTE, NAMING_NOTE, Target, run_workload
+from .scheduler import (
+    MEASURE_NOTE,
+    NAMING_NOTE,
+    Target,
+    default_scheduler_contender,
+    run_workloads,
+    step_contender,
+)
 
 DEFAULT_STEPS = (1, 3, 6, 8)
 DEFAULT_NODES = (100, 500, 5000)
@@ -57,6 +68,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--context", help="kubeconfig context")
     p.add_argument(
+        "--with-default-scheduler",
+        action="store_true",
+        help="with --kubeconfig: also run every workload with its pods left to the cluster's "
+        "default-scheduler (schedulerName default-scheduler), and print both side by side",
+    )
+    p.add_argument(
+        "--default-scheduler-command",
+        metavar="CMD",
+        help="start the default-scheduler with this command once the pods exist, and stop it "
+        "(SIGTERM) after the run, as the steps' schedulers are started and stopped; {kubeconfig} "
+        "is replaced by the cluster's kubeconfig. Without it the cluster's running "
+        "default-scheduler is used, so its pods are scheduled while they are created",
+    )
+    p.add_argument(
         "--apiserver",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -86,12 +111,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.with_default_scheduler and not args.kubeconfig:
+        print("error: --with-default-scheduler needs --kubeconfig (a cluster that runs one)")
+        return 2
+    if args.default_scheduler_command and not args.with_default_scheduler:
+        print("error: --default-scheduler-command goes with --with-default-scheduler")
+        return 2
     # Piped output (nox logs, CI) gets a width that fits the workloads table.
     console = Console() if sys.stdout.isatty() else Console(width=150)
     target = Target(args.kubeconfig, args.context)
     wanted = args.steps or list(DEFAULT_STEPS)
     built = [n for n in wanted if 1 <= n <= len(steps.STEPS) and steps.get(n).built]
-    notes = [NAMING_NOTE, LATENCY_NOTE]
+    notes = [NAMING_NOTE, MEASURE_NOTE]
+    if args.with_default_scheduler and args.default_scheduler_command:
+        notes.append(
+            "default-scheduler: started by --default-scheduler-command once the pods existed, "
+            f"stopped after the run: {args.default_scheduler_command}"
+        )
+    elif args.with_default_scheduler:
+        notes.append(
+            "default-scheduler: the one the cluster runs, as the cluster configures it (on a "
+            "kind cluster: kind's kube-scheduler); it ran while the pods were created, so its "
+            "throughput is at most their creation rate, and its CPU and RSS are not known"
+        )
     for n in wanted:
         if n not in built:
             notes.append(f"step {n} skipped: not built")
@@ -106,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": args.seed,
         "quick": args.quick,
         "target": "embedded" if target.embedded else f"{args.kubeconfig} ({args.context})",
+        "with_default_scheduler": args.with_default_scheduler,
+        "default_scheduler_command": args.default_scheduler_command,
     }
     results = results_mod.new(config, notes)
 
@@ -113,22 +157,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(line, highlight=False)
 
     say(f"minisched bench: steps {built}, nodes {nodes}, pods {pods}, repeats {args.repeats}")
+    contenders = [step_contender(step) for step in ([0] if args.baseline else []) + built]
+    if args.with_default_scheduler:
+        contenders.append(default_scheduler_contender(args.default_scheduler_command))
     for p in pods:
         for n in nodes:
-            for step in ([0] if args.baseline else []) + built:
-                results["workloads"].append(
-                    run_workload(
-                        step,
-                        n,
-                        p,
-                        target,
-                        repeats=1 if step == 0 else args.repeats,
-                        seed=args.seed,
-                        stall_timeout=args.stall_timeout,
-                        profile=args.profile if step else None,
-                        say=say,
-                    )
-                )
+            results["workloads"] += run_workloads(
+                contenders,
+                n,
+                p,
+                target,
+                repeats=args.repeats,
+                seed=args.seed,
+                stall_timeout=args.stall_timeout,
+                profile=args.profile,
+                say=say,
+            )
     if run_apiserver:
         from . import apiserver
 

@@ -46,3 +46,9 @@ def self_usage() -> tuple[float, float]:
     """This process's CPU seconds (user + system, all threads) and peak RSS in MiB."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime, round(usage.ru_maxrss / 1024, 1)
+
+
+def rss_mib(pid: int) -> float | None:
+    """The process's resident set size now (``VmRSS``) in MiB, or None if unknown."""
+    kib = status_kib(pid, "VmRSS")
+    return None if kib is None else round(kib / 1024, 1)

@@ -6,12 +6,14 @@ and the perf-dash pages that compare runs.
 
 The file is ``<out>/bench-YYYYmmdd-HHMMSS.json``::
 
-    {"schema": 1, "started": ..., "machine": {...}, "config": {...}, "notes": [...],
+    {"schema": 2, "started": ..., "machine": {...}, "config": {...}, "notes": [...],
      "apiserver": {...} | null,
-     "workloads": [{"step": 8, "nodes": 500, "pods": 1000, "summary": {...}, "runs": [...]}]}
+     "workloads": [{"scheduler": "step8", "step": 8, "nodes": 500, "pods": 1000,
+                    "summary": {...}, "runs": [...]}]}
 
-``step`` 0 is the baseline binder (``minisched.bench.child``): the ceiling for one Python thread
-making one bind request per pod, measured side by side with the steps.
+``scheduler`` is ``stepN``, ``binder`` (the baseline, ``minisched.bench.binder``: the ceiling
+for one Python thread making one bind request per pod) or ``default-scheduler`` (the cluster's
+own, with ``--with-default-scheduler``).
 """
 
 from __future__ import annotations
@@ -27,14 +29,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-SCHEMA = 1
+SCHEMA = 2
+DEFAULT_SCHEDULER = "default-scheduler"
 
-# The issue's reference figures (real kube-apiserver and kube-scheduler on a 2-core machine).
-KUBE_SCHEDULER_ALL_NODES_500 = 330.0  # pods/s, 500 nodes x 1000 pods, scoring every node
-SEQUENTIAL_BINDER_CEILING = 350.0  # pods/s, a 30-line Python binder against that server
-TARGET_FRACTION = 0.5  # step 8 reaches at least half of kube-scheduler's pods/s
+TARGET_FRACTION = 0.8  # step 8 reaches at least 0.8x the default-scheduler's pods/s
+MAX_RSS_RATIO = 2.0  # step 8's peak RSS is at most 2x the default-scheduler's
 MAX_COST_GROWTH = 10.0  # per-pod cost at 5000 nodes at most 10x that at 500
-MAX_READY_S = 0.3  # the embedded API server is ready in under 0.3 s
+# kube-apiserver v1.36.2 + etcd on this kind of machine: /readyz about 2.1 s after its start
+# (shared/realk8s up.sh); the embedded server is to be at least 10x faster to start.
+KUBE_APISERVER_READY_S = 2.1
+MIN_READY_SPEEDUP = 10.0
 
 
 def new(config: dict[str, Any], notes: list[str]) -> dict[str, Any]:
@@ -85,26 +89,28 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
-def step_label(step: int) -> str:
-    return "binder" if step == 0 else str(step)
+def scheduler_label(name: str) -> str:
+    """``step8`` is shown as ``8``; ``binder`` and ``default-scheduler`` as they are."""
+    return name[len("step") :] if name.startswith("step") else name
 
 
 COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("pods/s", "pods_per_s", 1),
     ("ms/pod", "ms_per_pod", 2),
-    ("p50", "latency_p50_ms", 1),
-    ("p90", "latency_p90_ms", 1),
-    ("p99", "latency_p99_ms", 1),
     ("CPU s", "scheduler_cpu_s", 2),
     ("CPU ms/pod", "cpu_ms_per_pod", 2),
-    ("RSS", "scheduler_peak_rss_mib", 0),
+    ("RSS start", "scheduler_rss_start_mib", 0),
+    ("RSS end", "scheduler_rss_end_mib", 0),
+    ("RSS peak", "scheduler_peak_rss_mib", 0),
     ("API RSS", "apiserver_peak_rss_mib", 0),
     ("setup s", "setup_s", 1),
+    ("log lines", "log_lines", 0),
 )
 TABLE_NOTE = (
-    "p50/p90/p99: per-pod latency in ms; CPU: the scheduler process's CPU seconds from the "
-    "first binding to the last; RSS / API RSS: peak RSS in MiB of the scheduler process and of "
-    "the API server; setup: seconds to create the nodes and pods"
+    "CPU: the scheduler process's CPU seconds from the first binding to the last; RSS (MiB) of "
+    "the scheduler process when it started, at the last binding, and its peak; API RSS: the "
+    "embedded API server's peak; setup: seconds to create the nodes and pods; log lines: what "
+    "the scheduler wrote to stdout and stderr"
 )
 
 
@@ -112,7 +118,7 @@ def workloads_table(results: dict[str, Any]) -> Table:
     table = Table(
         title="Scheduler workloads (SchedulingBasic)", title_justify="left", caption=TABLE_NOTE
     )
-    for header in ("step", "nodes", "pods"):
+    for header in ("scheduler", "nodes", "pods"):
         table.add_column(header, justify="right")
     for header, _, _ in COLUMNS:
         table.add_column(header, justify="right")
@@ -122,14 +128,65 @@ def workloads_table(results: dict[str, Any]) -> Table:
         setup = None
         if s.get("create_nodes_s") is not None and s.get("create_pods_s") is not None:
             setup = s["create_nodes_s"] + s["create_pods_s"]
-        values = {**s, "setup_s": setup}
+        log_lines = None
+        if s.get("stdout_lines") is not None and s.get("stderr_lines") is not None:
+            log_lines = int(s["stdout_lines"] + s["stderr_lines"])
+        values = {**s, "setup_s": setup, "log_lines": log_lines}
         cells = [_fmt(values.get(key), digits) for _, key, digits in COLUMNS]
         if s["ok"]:
-            outcome = "ok" + (f" ({s['runs']} runs, median)" if s["runs"] > 1 else "")
+            outcome = "ok"
+            if s["runs"] > 1:
+                each = ", ".join(_fmt(v, 0) for v in s.get("all_pods_per_s") or [])
+                outcome += f" (median of {s['runs']}: {each})"
         else:
             failures = [r.get("failure") or "" for r in w["runs"] if not r["ok"]]
             outcome = f"[red]FAILED[/red] {s['failed_runs']}/{s['runs']}: {failures[0][:80]}"
-        table.add_row(step_label(w["step"]), str(w["nodes"]), str(w["pods"]), *cells, outcome)
+        name = scheduler_label(w["scheduler"])
+        table.add_row(name, str(w["nodes"]), str(w["pods"]), *cells, outcome)
+    return table
+
+
+def _pairs(results: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(step workload, default-scheduler workload) of the same size, both ok."""
+    defaults = {
+        (w["nodes"], w["pods"]): w
+        for w in results["workloads"]
+        if w["scheduler"] == DEFAULT_SCHEDULER and w["summary"]["ok"]
+    }
+    pairs = []
+    for w in results["workloads"]:
+        other = defaults.get((w["nodes"], w["pods"]))
+        if w.get("step") and w["summary"]["ok"] and other is not None:
+            pairs.append((w, other))
+    return pairs
+
+
+SIDE_BY_SIDE = (
+    ("pods/s", "pods_per_s", 0),
+    ("CPU ms/pod", "cpu_ms_per_pod", 2),
+    ("RSS peak", "scheduler_peak_rss_mib", 0),
+)
+
+
+def side_by_side_table(results: dict[str, Any]) -> Table | None:
+    """Each step next to the default-scheduler on the same workload, with their ratio."""
+    pairs = _pairs(results)
+    if not pairs:
+        return None
+    title = "Side by side with the cluster's default-scheduler (same API server, interleaved)"
+    table = Table(title=title, title_justify="left")
+    for header in ("step", "nodes", "pods"):
+        table.add_column(header, justify="right")
+    for header, _, _ in SIDE_BY_SIDE:
+        table.add_column(f"step {header}", justify="right")
+        table.add_column(f"default {header}", justify="right")
+        table.add_column("ratio", justify="right")
+    for w, d in pairs:
+        cells = []
+        for _, key, digits in SIDE_BY_SIDE:
+            a, b = w["summary"].get(key), d["summary"].get(key)
+            cells += [_fmt(a, digits), _fmt(b, digits), _ratio(a, b)]
+        table.add_row(scheduler_label(w["scheduler"]), str(w["nodes"]), str(w["pods"]), *cells)
     return table
 
 
@@ -157,9 +214,9 @@ def apiserver_table(results: dict[str, Any]) -> Table:
     return table
 
 
-def _summary(results: dict[str, Any], step: int, nodes: int) -> dict[str, Any] | None:
+def _summary(results: dict[str, Any], scheduler: str, nodes: int) -> dict[str, Any] | None:
     for w in results["workloads"]:
-        if w["step"] == step and w["nodes"] == nodes and w["summary"]["ok"]:
+        if w["scheduler"] == scheduler and w["nodes"] == nodes and w["summary"]["ok"]:
             return w["summary"]
     return None
 
@@ -167,45 +224,41 @@ def _summary(results: dict[str, Any], step: int, nodes: int) -> dict[str, Any] |
 def targets(results: dict[str, Any]) -> list[str]:
     """The issue's targets, as ratios measured in this run; lines to print."""
     lines = []
-    top_step = max((w["step"] for w in results["workloads"]), default=0)
-    step8 = _summary(results, 8, 500) or (_summary(results, top_step, 500) if top_step else None)
-    label = "step 8" if _summary(results, 8, 500) else f"step {top_step}"
-    if step8 and step8.get("pods_per_s"):
-        pods_s = step8["pods_per_s"]
-        line = (
-            f"{label} at 500 nodes: {pods_s:.0f} pods/s = "
-            f"{pods_s / KUBE_SCHEDULER_ALL_NODES_500:.2f} x kube-scheduler's "
-            f"{KUBE_SCHEDULER_ALL_NODES_500:.0f} (target >= {TARGET_FRACTION})"
-        )
-        binder = _summary(results, 0, 500)
-        if binder and binder.get("pods_per_s"):
-            # Context, not a target: the reference binder did 350 pods/s against kube-apiserver
-            # and etcd, so kube-scheduler there was bound by the API server; here the binder
-            # shows how much faster the embedded server answers, and that it is not the limit.
-            line += (
-                f"; this machine's sequential binder: {binder['pods_per_s']:.0f} pods/s "
-                f"(reference: {SEQUENTIAL_BINDER_CEILING:.0f} against kube-apiserver), so "
-                f"{label} spends {1000 / pods_s - 1000 / binder['pods_per_s']:.2f} ms per pod "
-                "beyond one bind request"
+    for w, d in _pairs(results):
+        if w.get("step") != 8:
+            continue
+        mine, theirs = w["summary"], d["summary"]
+        if mine.get("pods_per_s") and theirs.get("pods_per_s"):
+            ratio = mine["pods_per_s"] / theirs["pods_per_s"]
+            lines.append(
+                f"step 8 at {w['nodes']} nodes: {mine['pods_per_s']:.0f} pods/s = {ratio:.2f} x "
+                f"the default-scheduler's {theirs['pods_per_s']:.0f} (target >= "
+                f"{TARGET_FRACTION} against kube-scheduler with percentageOfNodesToScore 100)"
             )
-        lines.append(line)
-    steps_seen = sorted({w["step"] for w in results["workloads"] if w["step"]})
-    for step in steps_seen:
-        small, large = _summary(results, step, 500), _summary(results, step, 5000)
+        if mine.get("scheduler_peak_rss_mib") and theirs.get("scheduler_peak_rss_mib"):
+            ratio = mine["scheduler_peak_rss_mib"] / theirs["scheduler_peak_rss_mib"]
+            lines.append(
+                f"step 8 at {w['nodes']} nodes: peak RSS {mine['scheduler_peak_rss_mib']:.0f} MiB "
+                f"= {ratio:.2f} x the default-scheduler's (target <= {MAX_RSS_RATIO:.0f}x)"
+            )
+    names = sorted({w["scheduler"] for w in results["workloads"] if w.get("step")})
+    for name in names:
+        small, large = _summary(results, name, 500), _summary(results, name, 5000)
         if small and large and small.get("ms_per_pod") and large.get("ms_per_pod"):
             growth = large["ms_per_pod"] / small["ms_per_pod"]
             cpu = ""
             if small.get("cpu_ms_per_pod") and large.get("cpu_ms_per_pod"):
                 cpu = f", CPU {large['cpu_ms_per_pod'] / small['cpu_ms_per_pod']:.1f}x"
             lines.append(
-                f"step {step}: per-pod cost at 5000 nodes = {growth:.1f}x that at 500{cpu} "
-                f"(target <= {MAX_COST_GROWTH:.0f}x)"
+                f"step {scheduler_label(name)}: per-pod cost at 5000 nodes = {growth:.1f}x that "
+                f"at 500{cpu} (target <= {MAX_COST_GROWTH:.0f}x)"
             )
     ready = ((results.get("apiserver") or {}).get("start_to_ready_s") or {}).get("median")
     if ready is not None:
         lines.append(
-            f"embedded API server ready in {1000 * ready:.0f} ms "
-            f"(target < {1000 * MAX_READY_S:.0f} ms; kube-apiserver about 2500 ms)"
+            f"embedded API server ready in {1000 * ready:.0f} ms = "
+            f"{KUBE_APISERVER_READY_S / ready:.0f}x faster than kube-apiserver's "
+            f"{1000 * KUBE_APISERVER_READY_S:.0f} ms (target >= {MIN_READY_SPEEDUP:.0f}x)"
         )
     return lines
 
@@ -214,6 +267,9 @@ def print_results(results: dict[str, Any], console: Console | None = None) -> No
     console = console or Console()
     if results["workloads"]:
         console.print(workloads_table(results))
+        side_by_side = side_by_side_table(results)
+        if side_by_side is not None:
+            console.print(side_by_side)
     if results.get("apiserver"):
         console.print(apiserver_table(results))
     for note in results.get("notes", []):
@@ -226,10 +282,9 @@ def print_results(results: dict[str, Any], console: Console | None = None) -> No
 
 COMPARED = (
     ("pods/s", "pods_per_s"),
-    ("p50", "latency_p50_ms"),
-    ("p99", "latency_p99_ms"),
     ("CPU ms/pod", "cpu_ms_per_pod"),
-    ("sched RSS", "scheduler_peak_rss_mib"),
+    ("RSS end", "scheduler_rss_end_mib"),
+    ("RSS peak", "scheduler_peak_rss_mib"),
     ("apiserver RSS", "apiserver_peak_rss_mib"),
 )
 
@@ -244,18 +299,18 @@ def compare_table(results: dict[str, Any], earlier: dict[str, Any], name: str) -
     """Ratios this run / the earlier run, per workload both have (higher pods/s is better;
     lower everything else)."""
     table = Table(title=f"This run / {name}", title_justify="left")
-    for header in ("step", "nodes", "pods"):
+    for header in ("scheduler", "nodes", "pods"):
         table.add_column(header, justify="right")
     for header, _ in COMPARED:
         table.add_column(header, justify="right")
-    before = {(w["step"], w["nodes"], w["pods"]): w["summary"] for w in earlier["workloads"]}
+    before = {(w["scheduler"], w["nodes"], w["pods"]): w["summary"] for w in earlier["workloads"]}
     for w in results["workloads"]:
-        old = before.get((w["step"], w["nodes"], w["pods"]))
+        old = before.get((w["scheduler"], w["nodes"], w["pods"]))
         if old is None:
             continue
         new = w["summary"]
         cells = [_ratio(new.get(key), old.get(key)) for _, key in COMPARED]
-        table.add_row(step_label(w["step"]), str(w["nodes"]), str(w["pods"]), *cells)
+        table.add_row(scheduler_label(w["scheduler"]), str(w["nodes"]), str(w["pods"]), *cells)
     return table
 
 

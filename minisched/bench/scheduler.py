@@ -1,4 +1,4 @@
-"""Scheduler workloads: scheduler_perf's SchedulingBasic for any step.
+"""Scheduler workloads: scheduler_perf's SchedulingBasic, run against the scheduler as users run it.
 
 Upstream counterpart: ``test/integration/scheduler_perf`` (``BenchmarkPerfScheduling`` running
 the SchedulingBasic test case: ``createNodes`` with ``node-default.yaml``, ``createPods`` with
@@ -10,12 +10,19 @@ One run of a workload:
    ``--kubeconfig``;
 2. with no scheduler running, ``nodes`` Nodes (4 CPU, 32Gi, 110 pods, Ready; created, then
    their status written, as a kubelet would) and ``pods`` Pods (one pause container, requests =
-   limits = 100m / 500Mi, ``schedulerName: minisched``) in a namespace of the run's own,
-   created concurrently through the official client; creation is timed on its own;
-3. the step's scheduler starts in a child process (``minisched.bench.child``) and runs until
-   every pod is bound; throughput and latency are taken from the first binding to the last;
-4. every pod is checked to be bound: a run that loses pods is *failed*, never averaged;
-5. the namespace and the labelled nodes are deleted (a real cluster), or the server is stopped.
+   limits = 100m / 500Mi) in a namespace of the run's own, created concurrently through the
+   official client; creation is timed on its own;
+3. the scheduler starts as a process of its own, exactly as a user starts it: ``python -m
+   steps.stepN --kubeconfig PATH`` (its report on stdout and its log lines at default
+   verbosity on stderr, both to files; TLS when the cluster speaks TLS), the baseline binder
+   (``python -m minisched.bench.binder``), or, with ``--with-default-scheduler``, the command
+   given for the cluster's ``default-scheduler``;
+4. a watch on the namespace, in this process, notes when each pod gets its node: throughput is
+   taken from the first binding to the last, and the scheduler's CPU and RSS are read from
+   ``/proc`` at the first binding and at the last (peak RSS: ``VmHWM``);
+5. every pod is checked to be bound: a run that loses pods is *failed*, never averaged;
+6. the scheduler is stopped (SIGTERM), the namespace and the labelled nodes are deleted (a real
+   cluster), or the server is stopped.
 
 Node and pod names end in a letter, so the teaching plugin NodeNumber (steps 3+) scores every
 node 0 and its Permit (steps 5+) lets every pod through at once: the benchmark measures
@@ -26,11 +33,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -43,21 +53,24 @@ from kubernetes import client, config
 from minisched.cluster import EmbeddedServer
 from minisched.scenario import NODE_SELECTOR, SCENARIO_LABEL, SCHEDULER_NAME, Scenario
 
-from .proc import cpu_seconds, peak_rss_mib
+from .proc import cpu_seconds, peak_rss_mib, rss_mib
 
 SCENARIO_NAME = "bench"
+DEFAULT_SCHEDULER = "default-scheduler"
 # Why the names look like this; printed with the results.
 NAMING_NOTE = (
     "node and pod names end in a letter ('...x'): NodeNumber scores every node 0 and its "
     "Permit never waits"
 )
-LATENCY_NOTE = (
-    "latency: the pod's first scheduling attempt to its binding, as the scheduler's Recorder "
-    "saw them (attempt and bound events) in the scheduler process"
+MEASURE_NOTE = (
+    "each scheduler runs as a process of its own, as users run it (python -m steps.stepN "
+    "--kubeconfig PATH); a watch in the bench sees each binding, and throughput is taken from "
+    "the first binding to the last"
 )
 NODE_RESOURCES = {"cpu": "4", "memory": "32Gi", "pods": "110"}
 POD_RESOURCES = {"cpu": "100m", "memory": "500Mi"}
 CREATE_THREADS = 4
+STOP_TIMEOUT = 10.0  # seconds a scheduler gets to exit after SIGTERM
 
 
 def node_name(i: int) -> str:
@@ -78,6 +91,62 @@ class Target:
     @property
     def embedded(self) -> bool:
         return self.kubeconfig is None
+
+
+@dataclass
+class Contender:
+    """What schedules the pods of a run.
+
+    ``name`` is the key in the results: ``binder``, ``step8``, ``default-scheduler``.
+    ``command`` is the scheduler's command line, ``{kubeconfig}`` standing for the cluster's
+    kubeconfig and ``{namespace}`` for the run's namespace; None for a scheduler the cluster
+    already runs (its pods are then created while it runs, so its throughput is at most the
+    creation rate). A step also gets ``--seed`` and the cluster's ``--context``.
+    """
+
+    name: str
+    scheduler_name: str
+    command: list[str] | None
+    step: int | None = None
+
+    def argv(self, server: Server, seed: int, namespace: str) -> list[str] | None:
+        if self.command is None:
+            return None
+        argv = [
+            part.replace("{kubeconfig}", server.kubeconfig).replace("{namespace}", namespace)
+            for part in self.command
+        ]
+        if self.step is not None:
+            argv += ["--seed", str(seed)]
+            if server.context:
+                argv += ["--context", server.context]
+        return argv
+
+
+def step_contender(step: int) -> Contender:
+    """Step N's scheduler, started as ``python -m steps.stepN``; 0 is the baseline binder.
+
+    ``--node-selector``: on a real cluster the scheduler binds to the benchmark's nodes only.
+    """
+    if step == 0:
+        command = [sys.executable, "-m", "minisched.bench.binder", "--kubeconfig", "{kubeconfig}"]
+        command += ["--namespace", "{namespace}", "--node-selector", NODE_SELECTOR]
+        return Contender("binder", SCHEDULER_NAME, command, step)
+    command = [sys.executable, "-m", f"steps.step{step}", "--kubeconfig", "{kubeconfig}"]
+    command += ["--node-selector", NODE_SELECTOR]
+    return Contender("binder" if step == 0 else f"step{step}", SCHEDULER_NAME, command, step)
+
+
+def default_scheduler_contender(command: str | None) -> Contender:
+    """The cluster's ``default-scheduler``: started by ``command`` (shell words; ``{kubeconfig}``
+    is replaced by the cluster's kubeconfig) after the pods exist, or the one already running."""
+    argv = shlex.split(command) if command else None
+    return Contender(DEFAULT_SCHEDULER, DEFAULT_SCHEDULER, argv)
+
+
+def label(name: str) -> str:
+    """How a contender is shown in tables: ``8``, ``binder``, ``default-scheduler``."""
+    return name[len("step") :] if name.startswith("step") else name
 
 
 @dataclass
@@ -136,14 +205,14 @@ NODE_STATUS = {
 }
 
 
-def pod_body(name: str) -> dict[str, Any]:
+def pod_body(name: str, scheduler_name: str = SCHEDULER_NAME) -> dict[str, Any]:
     """scheduler_perf's pod-default.yaml: one pause container, requests = limits."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "labels": {SCENARIO_LABEL: SCENARIO_NAME}},
         "spec": {
-            "schedulerName": SCHEDULER_NAME,
+            "schedulerName": scheduler_name,
             "containers": [
                 {
                     "name": "pause",
@@ -178,9 +247,12 @@ def create_nodes(core: client.CoreV1Api, count: int) -> float:
     return create_all(count, create)
 
 
-def create_pods(core: client.CoreV1Api, namespace: str, count: int) -> float:
+def create_pods(
+    core: client.CoreV1Api, namespace: str, count: int, scheduler_name: str = SCHEDULER_NAME
+) -> float:
     def create(i: int) -> None:
-        core.create_namespaced_pod(namespace, pod_body(pod_name(i)), _preload_content=False).data  # noqa: B018
+        body = pod_body(pod_name(i), scheduler_name)
+        core.create_namespaced_pod(namespace, body, _preload_content=False).data  # noqa: B018
 
     return create_all(count, create)
 
@@ -192,20 +264,138 @@ def bound_pods(core: client.CoreV1Api, namespace: str) -> tuple[int, int]:
     return len(items), sum(1 for p in items if (p.get("spec") or {}).get("nodeName"))
 
 
+# --- watching the bindings -------------------------------------------------------------------
+
+
+class BindingWatch:
+    """Watches one namespace's pods and notes when each first has a node.
+
+    It runs in the bench, not in the scheduler, so that every scheduler (a step, the binder,
+    the cluster's default-scheduler) is timed the same way. ``on_first`` and ``on_bound`` run
+    on the watch thread right after the first and after every binding. ``_cond`` guards
+    ``bound`` and ``error``.
+    """
+
+    def __init__(
+        self,
+        core: client.CoreV1Api,
+        namespace: str,
+        expected: int,
+        on_first: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.core = core
+        self.namespace = namespace
+        self.expected = expected
+        self.on_first = on_first
+        self.bound: dict[str, float] = {}
+        self.error: str | None = None
+        self._cond = threading.Condition()
+        self._response: Any = None
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="bench-watch", daemon=True)
+
+    def start(self) -> None:
+        """List (the pods bound already count) and start watching from that list."""
+        self._rv = self._list()
+        self._thread.start()
+
+    def _list(self) -> str:
+        response = self.core.list_namespaced_pod(self.namespace, _preload_content=False)
+        listed = json.loads(response.data)
+        now = time.monotonic()
+        for pod in listed["items"]:
+            self._seen(pod, now)
+        return str(listed["metadata"]["resourceVersion"])
+
+    def _seen(self, pod: dict[str, Any], now: float) -> None:
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return
+        name = pod["metadata"]["name"]
+        with self._cond:
+            if name in self.bound:
+                return
+            self.bound[name] = now
+            first = len(self.bound) == 1
+            self._cond.notify_all()
+        if first:
+            self.on_first()
+
+    def _run(self) -> None:
+        """Watch until stopped; when the server ends the watch or sends an ERROR (its history
+        is gone), list again and watch from there, as an informer does."""
+        try:
+            while not self._stopped:
+                self._watch()
+                if not self._stopped:
+                    self._rv = self._list()
+        except Exception as e:  # noqa: BLE001 -- a run whose watch broke is failed, not lost
+            if not self._stopped:
+                with self._cond:
+                    self.error = f"watch failed: {e}"
+                    self._cond.notify_all()
+
+    def _watch(self) -> None:
+        self._response = self.core.list_namespaced_pod(
+            self.namespace,
+            watch=True,
+            resource_version=self._rv,
+            timeout_seconds=3600,
+            _preload_content=False,
+        )
+        buffer = b""
+        for chunk in self._response.stream(65536, decode_content=False):
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                if event.get("type") in ("ADDED", "MODIFIED"):
+                    self._seen(event["object"], time.monotonic())
+                    self._rv = event["object"]["metadata"]["resourceVersion"]
+                elif event.get("type") == "ERROR":
+                    return
+
+    def wait(self, timeout: float) -> int:
+        """Wait up to ``timeout`` for a binding (or for all of them); how many are bound."""
+        with self._cond:
+            if len(self.bound) < self.expected and self.error is None:
+                self._cond.wait(timeout)
+            return len(self.bound)
+
+    def stop(self) -> None:
+        self._stopped = True
+        response = self._response
+        if response is not None:
+            try:
+                response.shutdown()  # wakes the blocked read
+                response.release_conn()
+            except Exception:  # noqa: BLE001 -- already closed
+                pass
+        self._thread.join(5)
+
+
 # --- one run ---------------------------------------------------------------------------------
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    """The nearest-rank percentile (q in 0..100) of ``values``, or None when empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * q // 100))  # ceil(n * q / 100)
-    return ordered[int(min(rank, len(ordered))) - 1]
+@dataclass
+class Sample:
+    """The scheduler process's CPU seconds and RSS at one moment."""
+
+    at: float
+    cpu_s: float | None
+    rss_mib: float | None
+
+
+def sample(pid: int | None) -> Sample:
+    now = time.monotonic()
+    if pid is None:
+        return Sample(now, None, None)
+    return Sample(now, cpu_seconds(pid), rss_mib(pid))
 
 
 def run_once(
-    step: int,
+    contender: Contender,
     nodes: int,
     pods: int,
     target: Target,
@@ -215,8 +405,9 @@ def run_once(
     profile: str | None = None,
     say: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
-    """One run of SchedulingBasic for ``step``: a dict for the results file."""
-    run: dict[str, Any] = {"step": step, "nodes": nodes, "pods": pods, "ok": False}
+    """One run of SchedulingBasic for ``contender``: a dict for the results file."""
+    run: dict[str, Any] = {"scheduler": contender.name, "nodes": nodes, "pods": pods, "ok": False}
+    problems: list[str] = []
     with api_server(target) as server:
         run["apiserver_ready_s"] = server.ready_s
         core = client.CoreV1Api(server.api_client)
@@ -226,20 +417,31 @@ def run_once(
         scenario.__enter__()  # the run's namespace
         try:
             run["create_nodes_s"] = create_nodes(core, nodes)
-            run["create_pods_s"] = create_pods(core, scenario.namespace, pods)
+            run["create_pods_s"] = create_pods(
+                core, scenario.namespace, pods, contender.scheduler_name
+            )
             say(
-                f"step {step}, {nodes} nodes x {pods} pods: created in "
+                f"{label(contender.name)}, {nodes} nodes x {pods} pods: created in "
                 f"{run['create_nodes_s']:.1f}s + {run['create_pods_s']:.1f}s; scheduling"
             )
             server_cpu_before = cpu_seconds(server.pid) if server.pid else None
             profile_to = None
-            if profile:
-                profile_to = os.path.join(profile, f"step{step}-{nodes}x{pods}-seed{seed}.txt")
-            child = run_child(
-                step, server, scenario.namespace, pods, seed, stall_timeout, profile_to
-            )
-            if profile_to:
+            if profile and contender.step:
+                profile_to = os.path.join(profile, f"step{contender.step}-{nodes}x{pods}.txt")
                 run["profile"] = profile_to
+            outcome = schedule_and_watch(
+                contender,
+                server,
+                core,
+                scenario.namespace,
+                pods,
+                seed,
+                stall_timeout,
+                profile_to,
+                run,
+            )
+            if outcome != "ok":
+                problems.append(outcome)
             server_cpu_after = cpu_seconds(server.pid) if server.pid else None
             existing, bound = bound_pods(core, scenario.namespace)
             if server.pid:
@@ -249,11 +451,7 @@ def run_once(
         finally:
             if not target.embedded:  # an embedded server is thrown away with its objects
                 scenario.cleanup()
-    run.update(summarise(child, pods))
     run["bound"] = bound
-    problems = []
-    if child.get("outcome") != "ok":
-        problems.append(str(child.get("outcome")))
     if existing != pods or bound != pods:
         problems.append(f"{bound} of {pods} pods bound ({existing} exist)")
     run["ok"] = not problems
@@ -261,52 +459,184 @@ def run_once(
     return run
 
 
-def run_child(
-    step: int,
+def schedule_and_watch(
+    contender: Contender,
     server: Server,
+    core: client.CoreV1Api,
     namespace: str,
     pods: int,
     seed: int,
     stall_timeout: float,
-    profile_to: str | None = None,
-) -> dict[str, Any]:
-    """Run the step's scheduler in ``minisched.bench.child`` until it has bound every pod.
+    profile_to: str | None,
+    run: dict[str, Any],
+) -> str:
+    """Start the scheduler, wait until the watch has seen every pod bound, stop it; fill in
+    ``run``'s figures and return "ok" or what went wrong."""
+    samples: dict[str, Sample] = {}
+    proc: subprocess.Popen[bytes] | None = None
+    pid_box: list[int | None] = [None]
 
-    With ``profile_to``, the child runs under ``py-spy record`` (not a project dependency:
-    ``pip install py-spy``, or point ``$PY_SPY`` at it) and its stacks are written there in
-    the collapsed format that flamegraph.pl and speedscope read. Sampling costs the child a
-    little CPU: do not compare profiled runs with unprofiled ones.
-    """
+    def first_binding() -> None:
+        samples["first"] = sample(pid_box[0])
+
+    watch = BindingWatch(core, namespace, pods, on_first=first_binding)
+    watch.start()
+    argv = contender.argv(server, seed, namespace)
     with tempfile.TemporaryDirectory(prefix="minisched-bench-") as tmp:
-        result_path = os.path.join(tmp, "result.json")
-        stderr_path = os.path.join(tmp, "stderr")
-        cmd = [sys.executable, "-m", "minisched.bench.child", "--step", str(step)]
-        cmd += ["--kubeconfig", server.kubeconfig, "--namespace", namespace]
-        cmd += ["--pods", str(pods), "--seed", str(seed), "--stall-timeout", str(stall_timeout)]
-        cmd += ["--node-selector", NODE_SELECTOR, "--result", result_path]
-        if server.context:
-            cmd += ["--context", server.context]
-        if profile_to:
-            cmd = py_spy_command(profile_to) + cmd
-        with open(stderr_path, "w") as stderr:
-            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=stderr, check=False)
-        with open(stderr_path) as f:
-            tail = f.read()[-2000:]
-        if proc.returncode != 0 or not os.path.exists(result_path):
-            return {"outcome": f"scheduler process failed ({proc.returncode}): {tail}"}
-        with open(result_path) as f:
-            result: dict[str, Any] = json.load(f)
-        if tail.strip():
-            result["stderr"] = tail
-        return result
+        stdout_path, stderr_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+        outcome = "ok"
+        started, peak = time.monotonic(), None
+        try:
+            if argv is not None:
+                if profile_to:
+                    argv = py_spy_command(profile_to) + argv
+                with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+                    # cwd: a directory of its own, so that the scheduler imports what is
+                    # installed (or on $PYTHONPATH), as a user's would.
+                    proc = subprocess.Popen(
+                        argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=tmp
+                    )
+                pid_box[0] = scheduler_pid(proc, bool(profile_to))
+            outcome = wait_for_bindings(watch, proc, pods, stall_timeout)
+            samples["last"] = sample(pid_box[0])
+            peak = peak_rss_mib(pid_box[0]) if pid_box[0] else None
+        finally:
+            watch.stop()
+            if proc is not None:
+                returncode = stop_process(proc, pid_box[0])
+                # Ours exit 0 on SIGTERM; kube-scheduler exits 1 ("finished without leader
+                # elect") when leader election is off, so only a step's status is checked.
+                ours = contender.step is not None
+                if ours and returncode not in (0, -signal.SIGTERM) and outcome == "ok":
+                    outcome = f"scheduler exited with status {returncode}"
+        logs = {
+            "stdout_lines": count_lines(stdout_path),
+            "stderr_lines": count_lines(stderr_path),
+        }
+        if outcome != "ok":
+            kept = tempfile.mkdtemp(prefix="minisched-bench-failed-")
+            shutil.copy(stdout_path, kept)
+            shutil.copy(stderr_path, kept)
+            outcome += f" (its stdout and stderr are in {kept}): " + tail(stderr_path)
+    times = sorted(watch.bound.values())
+    run.update(logs)
+    run.update(figures(times, samples, started, peak))
+    return outcome
+
+
+def wait_for_bindings(
+    watch: BindingWatch, proc: subprocess.Popen[bytes] | None, pods: int, stall_timeout: float
+) -> str:
+    """Wait until every pod is bound; give up when nothing was bound for ``stall_timeout``."""
+    last_count, last_progress = -1, time.monotonic()
+    while True:
+        count = watch.wait(1.0)
+        if count >= pods:
+            return "ok"
+        if watch.error:
+            return watch.error
+        if count != last_count:
+            last_count, last_progress = count, time.monotonic()
+        if proc is not None and proc.poll() is not None:
+            if watch.wait(0.5) >= pods:  # a binder exits once it has bound every pod
+                return "ok"
+            return f"scheduler exited with status {proc.returncode}"
+        if time.monotonic() - last_progress > stall_timeout:
+            return f"stalled: no binding for {stall_timeout:.0f}s"
+
+
+def scheduler_pid(proc: subprocess.Popen[bytes], profiled: bool) -> int:
+    """The scheduler's pid: the child's, or under py-spy, py-spy's child once it exists."""
+    if not profiled:
+        return proc.pid
+    for _ in range(100):
+        try:
+            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            break
+        if children:
+            return int(children[0])
+        time.sleep(0.05)  # py-spy starts its child at once; this is a measurement, not a test
+    return proc.pid
+
+
+def stop_process(proc: subprocess.Popen[bytes], pid: int | None) -> int | None:
+    """SIGTERM to the scheduler (every step, and kube-scheduler, exits cleanly on it; under
+    py-spy, py-spy then writes its profile and exits), then SIGKILL; the exit status."""
+    if proc.poll() is None:
+        try:
+            os.kill(pid or proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(STOP_TIMEOUT)
+    return proc.returncode
+
+
+def count_lines(path: str) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 16), b""))
+
+
+def tail(path: str, size: int = 1500) -> str:
+    """The end of a log, after its first fatal error or traceback if it has one."""
+    with open(path, "rb") as f:
+        text = f.read().decode(errors="replace")
+    for marker in ("Fatal Python error", "Traceback (most recent call last)"):
+        if marker in text:
+            return text[text.index(marker) :][:size].strip()
+    return text[-size:].strip()
+
+
+def figures(
+    times: list[float], samples: dict[str, Sample], started: float, peak: float | None
+) -> dict[str, Any]:
+    """Throughput from the first binding to the last, and the scheduler's CPU and RSS."""
+    out: dict[str, Any] = {}
+    if not times:
+        return out
+    window = times[-1] - times[0]
+    bound = len(times)
+    # n bindings span n - 1 intervals between the first and the last.
+    out["window_s"] = round(window, 3)
+    out["pods_per_s"] = round((bound - 1) / window, 1) if window > 0 and bound > 1 else None
+    out["ms_per_pod"] = round(1000 * window / (bound - 1), 3) if bound > 1 else None
+    out["first_binding_s"] = round(times[0] - started, 3)
+    first, last = samples.get("first"), samples.get("last")
+    if first and last and first.cpu_s is not None and last.cpu_s is not None:
+        cpu = last.cpu_s - first.cpu_s
+        out["scheduler_cpu_s"] = round(cpu, 2)
+        out["cpu_ms_per_pod"] = round(1000 * cpu / (bound - 1), 3) if bound > 1 else None
+    if last and last.cpu_s is not None:
+        out["scheduler_cpu_total_s"] = round(last.cpu_s, 2)
+    # "Start": at the first binding, once the scheduler has listed the cluster; at its spawn
+    # a process has next to nothing resident.
+    if first:
+        out["scheduler_rss_start_mib"] = first.rss_mib
+    if last:
+        out["scheduler_rss_end_mib"] = last.rss_mib
+    out["scheduler_peak_rss_mib"] = peak
+    return out
 
 
 def py_spy_command(output: str) -> list[str]:
-    """``py-spy record`` writing collapsed stacks of every thread to ``output``."""
+    """``py-spy record`` writing collapsed stacks of every thread to ``output``.
+
+    py-spy is not a project dependency: ``pip install py-spy``, or point ``$PY_SPY`` at it.
+    Sampling costs the scheduler a little CPU: do not compare profiled runs with unprofiled
+    ones.
+    """
     py_spy = os.environ.get("PY_SPY") or shutil.which("py-spy")
     if not py_spy:
+        here = os.path.join(os.path.dirname(sys.executable), "py-spy")
+        py_spy = here if os.access(here, os.X_OK) else None
+    if not py_spy:
         raise SystemExit("--profile needs py-spy: pip install py-spy, or set $PY_SPY")
-    os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     # --gil: only the thread holding the GIL is sampled, so waiting on sockets and locks is left
     # out and the profile shows where the Python CPU time goes.
     return [
@@ -319,37 +649,28 @@ def py_spy_command(output: str) -> list[str]:
         "--threads",
         "--gil",
         "-o",
-        output,
+        os.path.abspath(output),
         "--",
     ]
 
 
-def summarise(child: dict[str, Any], pods: int) -> dict[str, Any]:
-    """The figures of one run, from what the child process reported."""
-    out: dict[str, Any] = {}
-    for key in ("attempts", "unschedulable", "errors", "stderr"):
-        if child.get(key):
-            out[key] = child[key]
-    first, last = child.get("first_bind"), child.get("last_bind")
-    if first is None or last is None:
-        return out
-    window = last - first
-    bound = child.get("bound", 0)
-    # n bindings span n - 1 intervals between the first and the last.
-    out["window_s"] = round(window, 3)
-    out["pods_per_s"] = round((bound - 1) / window, 1) if window > 0 and bound > 1 else None
-    out["ms_per_pod"] = round(1000 * window / (bound - 1), 3) if bound > 1 else None
-    out["startup_s"] = round(child["synced"] - child["started"], 3)
-    latencies = child.get("latencies") or []
-    for q in (50, 90, 99):
-        value = percentile(latencies, q)
-        out[f"latency_p{q}_ms"] = None if value is None else round(1000 * value, 2)
-    cpu = child.get("cpu_window_s")
-    out["scheduler_cpu_s"] = None if cpu is None else round(cpu, 2)
-    out["scheduler_cpu_total_s"] = round(child.get("cpu_total_s", 0.0), 2)
-    out["cpu_ms_per_pod"] = round(1000 * cpu / (bound - 1), 3) if cpu and bound > 1 else None
-    out["scheduler_peak_rss_mib"] = child.get("peak_rss_mib")
-    return out
+SUMMARISED = (
+    "pods_per_s",
+    "ms_per_pod",
+    "scheduler_cpu_s",
+    "cpu_ms_per_pod",
+    "scheduler_rss_start_mib",
+    "scheduler_rss_end_mib",
+    "scheduler_peak_rss_mib",
+    "apiserver_peak_rss_mib",
+    "apiserver_cpu_s",
+    "create_nodes_s",
+    "create_pods_s",
+    "first_binding_s",
+    "apiserver_ready_s",
+    "stdout_lines",
+    "stderr_lines",
+)
 
 
 def summarise_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -362,31 +683,16 @@ def summarise_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "runs": len(runs),
         "failed_runs": len(runs) - len(good),
         "ok": bool(runs) and len(good) == len(runs),
+        "all_pods_per_s": [r.get("pods_per_s") for r in good],
     }
-    keys = (
-        "pods_per_s",
-        "ms_per_pod",
-        "latency_p50_ms",
-        "latency_p90_ms",
-        "latency_p99_ms",
-        "scheduler_cpu_s",
-        "cpu_ms_per_pod",
-        "scheduler_peak_rss_mib",
-        "apiserver_peak_rss_mib",
-        "apiserver_cpu_s",
-        "create_nodes_s",
-        "create_pods_s",
-        "startup_s",
-        "apiserver_ready_s",
-    )
-    for key in keys:
+    for key in SUMMARISED:
         values = [r[key] for r in good if r.get(key) is not None]
         summary[key] = round(statistics.median(values), 3) if values else None
     return summary
 
 
-def run_workload(
-    step: int,
+def run_workloads(
+    contenders: list[Contender],
     nodes: int,
     pods: int,
     target: Target,
@@ -396,28 +702,36 @@ def run_workload(
     stall_timeout: float = 60.0,
     profile: str | None = None,
     say: Callable[[str], None] = lambda line: None,
-) -> dict[str, Any]:
-    """``repeats`` runs of one workload and their summary."""
-    runs = [
-        run_once(
-            step,
-            nodes,
-            pods,
-            target,
-            seed=seed + i,
-            stall_timeout=stall_timeout,
-            profile=profile,
-            say=say,
-        )
-        for i in range(repeats)
+) -> list[dict[str, Any]]:
+    """``repeats`` runs of one workload for each contender, interleaved (A B, then B A, ...:
+    drift on a shared machine falls on both), and a summary per contender."""
+    runs: dict[str, list[dict[str, Any]]] = {c.name: [] for c in contenders}
+    for i in range(repeats):
+        order = contenders if i % 2 == 0 else contenders[::-1]
+        for contender in order:
+            if contender.step == 0 and i > 0:
+                continue  # the binder is a reference: once is enough
+            r = run_once(
+                contender,
+                nodes,
+                pods,
+                target,
+                seed=seed + i,
+                stall_timeout=stall_timeout,
+                profile=profile,
+                say=say,
+            )
+            if not r["ok"]:
+                say(f"{label(contender.name)}, {nodes} nodes x {pods} pods: FAILED: {r['failure']}")
+            runs[contender.name].append(r)
+    return [
+        {
+            "scheduler": c.name,
+            "step": c.step,
+            "nodes": nodes,
+            "pods": pods,
+            "summary": summarise_runs(runs[c.name]),
+            "runs": runs[c.name],
+        }
+        for c in contenders
     ]
-    for r in runs:
-        if not r["ok"]:
-            say(f"step {step}, {nodes} nodes x {pods} pods: FAILED: {r['failure']}")
-    return {
-        "step": step,
-        "nodes": nodes,
-        "pods": pods,
-        "summary": summarise_runs(runs),
-        "runs": runs,
-    }

@@ -53,7 +53,8 @@ def schedule_one(sched: Scheduler) -> None:
         sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
         log.info('Skip schedule deleting pod pod="%s"', key)
         return
-    log.info('Attempting to schedule pod pod="%s"', key)
+    # Upstream logs this at V(3) and only the binding at V(2): one line per pod unless -vv.
+    log.debug('Attempting to schedule pod pod="%s"', key)
     sched.recorder.record("attempt", pod=key)
     fwk = sched.framework
     # Each cycle gets its own state: what plugins compute for this pod dies with the cycle.

@@ -259,7 +259,7 @@ def update_pod_in_cache(sched: Scheduler, old_pod: client.V1Pod, new_pod: client
 def delete_pod_from_cache(sched: Scheduler, pod: Any) -> None:
     """A bound pod went away: its place is free (upstream: deletePodFromCache)."""
     pod = pod.obj if isinstance(pod, DeletedFinalStateUnknown) else pod
-    log.info('Delete event for scheduled pod pod="%s"', meta_namespace_key(pod))
+    log.debug('Delete event for scheduled pod pod="%s"', meta_namespace_key(pod))  # V(3) upstream
     sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
 
 
@@ -268,7 +268,7 @@ def delete_pod_from_cache(sched: Scheduler, pod: Any) -> None:
 
 def add_pod_to_scheduling_queue(sched: Scheduler, pod: client.V1Pod) -> None:
     """A new pod to schedule (upstream: addPodToSchedulingQueue)."""
-    log.info('Add event for unscheduled pod pod="%s"', meta_namespace_key(pod))
+    log.debug('Add event for unscheduled pod pod="%s"', meta_namespace_key(pod))  # V(3) upstream
     sched.scheduling_queue.add(pod)
 
 
@@ -297,7 +297,7 @@ def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
     then, as upstream, the pods it was keeping out get their chance.
     """
     pod = pod.obj if isinstance(pod, DeletedFinalStateUnknown) else pod
-    log.info('Delete event for unscheduled pod pod="%s"', meta_namespace_key(pod))
+    log.debug('Delete event for unscheduled pod pod="%s"', meta_namespace_key(pod))  # V(3) upstream
     sched.scheduling_queue.delete(pod)
     sched.assumed_pods.discard(pod.metadata.uid)
     if sched.framework.reject_waiting_pod(pod.metadata.uid):
