@@ -246,7 +246,7 @@ def _matches(expression: client.V1NodeSelectorRequirement, values: dict[str, str
 
 def add_pod_to_cache(sched: Scheduler, pod: client.V1Pod) -> None:
     """A pod was bound, or created bound (upstream: addPodToCache)."""
-    log.info('Add event for scheduled pod pod="%s"', meta_namespace_key(pod))
+    log.debug('Add event for scheduled pod pod="%s"', meta_namespace_key(pod))  # V(3) upstream
     try:
         sched.cache.add_pod(pod)
     except Exception as err:
@@ -275,7 +275,7 @@ def update_pod_in_cache(sched: Scheduler, old_pod: client.V1Pod, new_pod: client
 def delete_pod_from_cache(sched: Scheduler, pod: Any) -> None:
     """A bound pod went away: its place is free (upstream: deletePodFromCache)."""
     pod = pod.obj if isinstance(pod, DeletedFinalStateUnknown) else pod
-    log.info('Delete event for scheduled pod pod="%s"', meta_namespace_key(pod))
+    log.debug('Delete event for scheduled pod pod="%s"', meta_namespace_key(pod))  # V(3) upstream
     try:
         sched.cache.remove_pod(pod)
     except Exception as err:
@@ -288,7 +288,7 @@ def delete_pod_from_cache(sched: Scheduler, pod: Any) -> None:
 
 def add_pod_to_scheduling_queue(sched: Scheduler, pod: client.V1Pod) -> None:
     """A new pod to schedule (upstream: addPodToSchedulingQueue)."""
-    log.info('Add event for unscheduled pod pod="%s"', meta_namespace_key(pod))
+    log.debug('Add event for unscheduled pod pod="%s"', meta_namespace_key(pod))  # V(3) upstream
     sched.scheduling_queue.add(pod)
 
 
@@ -317,7 +317,7 @@ def delete_pod_from_scheduling_queue(sched: Scheduler, pod: Any) -> None:
     then, as upstream, the pods it was keeping out get their chance.
     """
     pod = pod.obj if isinstance(pod, DeletedFinalStateUnknown) else pod
-    log.info('Delete event for unscheduled pod pod="%s"', meta_namespace_key(pod))
+    log.debug('Delete event for unscheduled pod pod="%s"', meta_namespace_key(pod))  # V(3) upstream
     sched.scheduling_queue.delete(pod)
     if sched.framework.reject_waiting_pod(pod.metadata.uid):
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)

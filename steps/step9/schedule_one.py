@@ -62,7 +62,8 @@ def schedule_one(sched: Scheduler) -> None:
     # queued it again: it is being bound, so skip it (upstream: skipPodSchedule).
     if sched.cache.is_assumed_pod(pod):
         return
-    log.info('Attempting to schedule pod pod="%s"', key)
+    # Upstream logs this at V(3) and only the binding at V(2): one line per pod unless -vv.
+    log.debug('Attempting to schedule pod pod="%s"', key)
     sched.recorder.record("attempt", pod=key)
     fwk = sched.framework
     # Each cycle gets its own state: what plugins compute for this pod dies with the cycle.
