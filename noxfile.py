@@ -1,4 +1,5 @@
-"""Sessions: ``nox -s step1`` .. ``step8``, ``tests``, ``lint``, ``apiserver``, ``diff``, ``bench``.
+"""Sessions: ``nox -s step1`` .. ``stepN`` (every built step), ``tests``, ``lint``, ``apiserver``,
+``diff``, ``scheduler``, ``bench``.
 
 Arguments after ``--`` go to the program: ``nox -s step3 -- --seed 7 -v``,
 ``nox -s step5 -- --kubeconfig ~/.kube/config --context kind-minisched``.

@@ -245,7 +245,9 @@ def _print_summary(report: Report, number: int, bindings: dict[str, str | None])
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m minisched.runner", description=__doc__)
-    parser.add_argument("step", help="the step to run (1..8)")
+    parser.add_argument(
+        "step", help="the step to run (" + ", ".join(str(s.number) for s in steps.built()) + ")"
+    )
     _add_common_flags(parser)
     args = parser.parse_args(argv)
     setup_logging(args.verbose)
