@@ -264,6 +264,7 @@ class Report:
     def _update(self, view: PodView, pod: str, event: str, f: dict[str, Any]) -> str:
         if event == "queue":
             view.queue = f["queue"]
+            self._fifo_seen = self._fifo_seen or f["queue"] == FIFO  # though bound when shown
             return f"queue    {pod}: -> {f['queue']} ({f.get('event', '')})"
         if event == "attempt":
             view.attempts += 1
