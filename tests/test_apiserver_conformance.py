@@ -397,6 +397,15 @@ def substitute(value: Any, captures: dict[str, str]) -> Any:
     return value
 
 
+def decode_body(response: Any) -> Any:
+    """A response's body as the cases hold it: JSON when it says so, else text."""
+    ctype = response.headers.get("Content-Type")
+    try:
+        return json.loads(response.data) if ctype and "json" in ctype else response.data.decode()
+    except ValueError:
+        return response.data.decode(errors="replace")
+
+
 def capture(doc: Any, path: str) -> str:
     cur = doc
     for part in path.split(".")[1:]:  # "body.metadata.uid"
@@ -480,12 +489,7 @@ def run_case(case: dict[str, Any], server: ServerProcess, http: urllib3.PoolMana
         )
         label = f"step {index} ({request['method']} {request['path']} {request.get('query') or ''})"
         ctype = response.headers.get("Content-Type")
-        try:
-            live = (
-                json.loads(response.data) if ctype and "json" in ctype else response.data.decode()
-            )
-        except ValueError:
-            live = response.data.decode(errors="replace")
+        live = decode_body(response)
         for name, path in (step.get("capture") or {}).items():
             captures[name] = capture(live, path)
         norm.learn(live)
