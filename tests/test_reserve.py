@@ -257,15 +257,15 @@ def test_the_next_cycle_counts_a_pod_assumed_but_not_bound(step: int) -> None:
     assert sched.recorder.of("filter")[-1] == {
         "pod": "default/pod2",
         "node": "node5",
-        "plugin": "MaxPods",
+        "plugin": "MaxPods" if step == 9 else "NodeResourcesFit",
         "reason": "Too many pods",
     }
     assert where(sched, "pod2")[0] == "unschedulableQ"
     sched.clock.advance(5)
     join_binding_threads()
     assert sched.client.bindings == [("default/pod1", "node5")]
-    # MaxPods gave back what it reserved once the pod was bound.
-    assert sched.framework.reserve_plugins[0].in_flight == {}
+    if step == 9:  # MaxPods gave back what it reserved once the pod was bound.
+        assert sched.framework.reserve_plugins[0].in_flight == {}
 
 
 @step_param

@@ -3,7 +3,7 @@
 Upstream: pkg/scheduler/framework/interface.go (Code, Status, PluginToStatus, Plugin, the
 extension point interfaces, Handle), pkg/scheduler/framework/listers.go (SharedLister) and
 pkg/scheduler/framework/types.go (FitError, Diagnosis, QueuedPodInfo, ClusterEvent, ActionType,
-GVK, NodeInfo, Resource) at v1.23.
+GVK, NodeInfo, Resource) at v1.23; the non-zero defaults from pkg/scheduler/util/non_zero.go.
 """
 
 from __future__ import annotations
@@ -201,6 +201,48 @@ class QueueSortPlugin(Plugin, Protocol):
 
     def less(self, p_info1: QueuedPodInfo, p_info2: QueuedPodInfo) -> bool:
         """Whether ``p_info1`` should be scheduled before ``p_info2``."""
+        ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    """Keeps a PreFilter plugin's CycleState right when a pod is added to or removed from a
+    node in a "what if" (upstream: PreFilterExtensions). Preemption removes the victims from a
+    copy of the NodeInfo and of the CycleState, then asks the Filters again: a plugin whose
+    PreFilter counted pods (ports, affinity) must count them out too."""
+
+    def add_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: V1Pod,
+        pod_to_add: V1Pod,
+        node_info: NodeInfo,
+    ) -> Status: ...
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: V1Pod,
+        pod_to_remove: V1Pod,
+        node_info: NodeInfo,
+    ) -> Status: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    """Runs once per cycle, before Filter, to check the pod itself or compute what the Filters
+    need into the CycleState (upstream: PreFilterPlugin). Unschedulable fails every node with
+    that status; any other failure ends the cycle with an error."""
+
+    def pre_filter(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+    ) -> Status: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """The plugin's AddPod and RemovePod, or None if its state does not depend on the
+        pods on a node."""
         ...
 
 
@@ -531,18 +573,49 @@ class Resource:
         self.allowed_pod_number = max(self.allowed_pod_number, other.allowed_pod_number)
 
 
-def calculate_resource(pod: V1Pod) -> Resource:
+# What a container without a cpu or memory request counts as when nodes are scored, so that
+# pods without requests still spread (upstream: DefaultMilliCPURequest, DefaultMemoryRequest).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+
+def get_non_zero_requests(requests: dict[str, str] | None) -> tuple[int, int]:
+    """The cpu (millicores) and memory (bytes) requests, each defaulted when absent
+    (upstream: GetNonzeroRequests). Only an absent request is defaulted: an explicit 0 stays 0."""
+    requests = requests or {}
+    milli_cpu = DEFAULT_MILLI_CPU_REQUEST
+    if "cpu" in requests:
+        milli_cpu = math.ceil(parse_quantity(requests["cpu"]) * 1000)
+    memory = DEFAULT_MEMORY_REQUEST
+    if "memory" in requests:
+        memory = math.ceil(parse_quantity(requests["memory"]))
+    return milli_cpu, memory
+
+
+def calculate_resource(pod: V1Pod) -> tuple[Resource, int, int]:
     """What the pod asks for: the sum of its containers' requests, or the largest init
-    container's request if that is more, plus the pod's overhead (upstream:
-    calculateResource)."""
+    container's request if that is more, plus the pod's overhead; and the same for cpu and
+    memory with the non-zero defaults (upstream: calculateResource)."""
     res = Resource()
+    non0_cpu = non0_mem = 0
     for c in pod.spec.containers or []:
-        res.add(Resource.from_resource_list(c.resources and c.resources.requests))
+        requests = c.resources and c.resources.requests
+        res.add(Resource.from_resource_list(requests))
+        cpu, mem = get_non_zero_requests(requests)
+        non0_cpu += cpu
+        non0_mem += mem
     for c in pod.spec.init_containers or []:
-        res.set_max(Resource.from_resource_list(c.resources and c.resources.requests))
+        requests = c.resources and c.resources.requests
+        res.set_max(Resource.from_resource_list(requests))
+        cpu, mem = get_non_zero_requests(requests)
+        non0_cpu = max(non0_cpu, cpu)
+        non0_mem = max(non0_mem, mem)
     if pod.spec.overhead:
-        res.add(Resource.from_resource_list(pod.spec.overhead))
-    return res
+        overhead = Resource.from_resource_list(pod.spec.overhead)
+        res.add(overhead)
+        non0_cpu += overhead.milli_cpu
+        non0_mem += overhead.memory
+    return res, non0_cpu, non0_mem
 
 
 class NodeInfo:
@@ -550,15 +623,17 @@ class NodeInfo:
     sum of their requests (upstream: NodeInfo).
 
     Simplified: the pods are held as they are (upstream wraps each in a PodInfo with its parsed
-    affinity terms). Not implemented: NonZeroRequested, PodsWithAffinity, UsedPorts,
-    ImageStates and PVCRefCounts, which only plugins this scheduler lacks read.
+    affinity terms). Not implemented: PodsWithAffinity, UsedPorts, ImageStates and
+    PVCRefCounts, which only plugins this scheduler lacks read.
     """
 
     def __init__(self, *pods: V1Pod) -> None:
         self._node: V1Node | None = None
         self.pods: list[V1Pod] = []
-        # The sum of the pods' requests, and what the node offers.
+        # The sum of the pods' requests; the same with the non-zero defaults (only its cpu and
+        # memory are counted, for scoring); and what the node offers.
         self.requested = Resource()
+        self.non_zero_requested = Resource()
         self.allocatable = Resource()
         self.generation = next_generation()
         for pod in pods:
@@ -579,7 +654,7 @@ class NodeInfo:
 
     def add_pod(self, pod: V1Pod) -> None:
         self.pods.append(pod)
-        self.requested.add(calculate_resource(pod))
+        self._update(pod, 1)
         self.generation = next_generation()
 
     def remove_pod(self, pod: V1Pod) -> None:
@@ -588,11 +663,18 @@ class NodeInfo:
         for i, p in enumerate(self.pods):
             if get_pod_key(p) == key:
                 del self.pods[i]
-                self.requested.add(calculate_resource(pod), -1)
+                self._update(pod, -1)
                 self.generation = next_generation()
                 return
         node = self._node.metadata.name if self._node else ""
         raise Exception(f"no corresponding pod {pod.metadata.name} in pods of node {node}")
+
+    def _update(self, pod: V1Pod, sign: int) -> None:
+        """Count the pod's requests in (sign 1) or out (-1) (upstream: updateResource)."""
+        res, non0_cpu, non0_mem = calculate_resource(pod)
+        self.requested.add(res, sign)
+        self.non_zero_requested.milli_cpu += sign * non0_cpu
+        self.non_zero_requested.memory += sign * non0_mem
 
     def clone(self) -> NodeInfo:
         """A copy that later changes to this one do not reach (the pods themselves are shared:
@@ -601,6 +683,7 @@ class NodeInfo:
         clone._node = self._node
         clone.pods = list(self.pods)
         clone.requested = Resource(**vars(self.requested))
+        clone.non_zero_requested = Resource(**vars(self.non_zero_requested))
         clone.allocatable = Resource(**vars(self.allocatable))
         clone.generation = self.generation
         return clone

@@ -47,6 +47,7 @@ class Plugins:
     (upstream: config.Plugins)."""
 
     queue_sort: list[EnabledPlugin] = field(default_factory=list)
+    pre_filter: list[EnabledPlugin] = field(default_factory=list)
     filter: list[EnabledPlugin] = field(default_factory=list)
     pre_score: list[EnabledPlugin] = field(default_factory=list)
     score: list[EnabledPlugin] = field(default_factory=list)
@@ -84,6 +85,7 @@ class Framework:
         # only the pods such an event may help (upstream: the clusterEventMap option).
         self.cluster_event_map: dict[framework.ClusterEvent, set[str]] = {}
         self.queue_sort_plugins: list[framework.QueueSortPlugin] = []
+        self.pre_filter_plugins: list[framework.PreFilterPlugin] = []
         self.filter_plugins: list[framework.FilterPlugin] = []
         self.pre_score_plugins: list[framework.PreScorePlugin] = []
         self.score_plugins: list[framework.ScorePlugin] = []
@@ -98,6 +100,7 @@ class Framework:
         # runs, and the interface a plugin must implement to be used there.
         extension_points: list[tuple[list[EnabledPlugin], list[Any], type]] = [
             (profile.queue_sort, self.queue_sort_plugins, framework.QueueSortPlugin),
+            (profile.pre_filter, self.pre_filter_plugins, framework.PreFilterPlugin),
             (profile.filter, self.filter_plugins, framework.FilterPlugin),
             (profile.pre_score, self.pre_score_plugins, framework.PreScorePlugin),
             (profile.score, self.score_plugins, framework.ScorePlugin),
@@ -129,6 +132,72 @@ class Framework:
         if not self.queue_sort_plugins:
             raise ValueError("no QueueSort plugin is registered in the framework")
         return self.queue_sort_plugins[0].less
+
+    # --- PreFilter --------------------------------------------------------------------------
+
+    def run_pre_filter_plugins(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+    ) -> framework.Status:
+        """Run the PreFilter plugins in order; stop at the first that does not succeed.
+
+        Unschedulable (or UnschedulableAndUnresolvable) comes back as it is, naming the plugin:
+        the caller fails every node with it. Any other failure is an ERROR status.
+
+        Upstream: RunPreFilterPlugins. Not implemented: PreFilterResult, the set of nodes a
+        PreFilter may narrow the cycle to (it came in v1.24).
+        """
+        for pl in self.pre_filter_plugins:
+            status = pl.pre_filter(state, pod)
+            if status.is_success():
+                continue
+            if status.is_unschedulable():
+                return status.with_failed_plugin(pl.name())
+            err = Exception(f'running PreFilter plugin "{pl.name()}": {status.as_error()}')
+            return framework.as_status(err)
+        return framework.Status()
+
+    def run_pre_filter_extension_add_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: V1Pod,
+        pod_to_add: V1Pod,
+        node_info: framework.NodeInfo,
+    ) -> framework.Status:
+        """Tell each PreFilter plugin with extensions that ``pod_to_add`` is now on the node;
+        the first failure is an ERROR status (upstream: RunPreFilterExtensionAddPod)."""
+        for pl in self.pre_filter_plugins:
+            extensions = pl.pre_filter_extensions()
+            if extensions is None:
+                continue
+            status = extensions.add_pod(state, pod_to_schedule, pod_to_add, node_info)
+            if not status.is_success():
+                err = Exception(
+                    f'running AddPod on PreFilter plugin "{pl.name()}": {status.as_error()}'
+                )
+                return framework.as_status(err)
+        return framework.Status()
+
+    def run_pre_filter_extension_remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: V1Pod,
+        pod_to_remove: V1Pod,
+        node_info: framework.NodeInfo,
+    ) -> framework.Status:
+        """The same for a pod taken off the node (upstream: RunPreFilterExtensionRemovePod)."""
+        for pl in self.pre_filter_plugins:
+            extensions = pl.pre_filter_extensions()
+            if extensions is None:
+                continue
+            status = extensions.remove_pod(state, pod_to_schedule, pod_to_remove, node_info)
+            if not status.is_success():
+                err = Exception(
+                    f'running RemovePod on PreFilter plugin "{pl.name()}": {status.as_error()}'
+                )
+                return framework.as_status(err)
+        return framework.Status()
 
     # --- Filter -----------------------------------------------------------------------------
 

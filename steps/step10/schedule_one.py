@@ -268,7 +268,9 @@ def find_nodes_that_fit_pod(
     pod: client.V1Pod,
     nodes: list[framework.NodeInfo],
 ) -> tuple[list[client.V1Node], framework.Diagnosis]:
-    """Run the Filter plugins on every node: the nodes that pass, and why the others failed.
+    """Run the PreFilter plugins once, then the Filter plugins on every node: the nodes that
+    pass, and why the others failed. A PreFilter that finds the pod unschedulable fails every
+    node with its status, and no Filter runs.
 
     Upstream: findNodesThatFitPod and findNodesThatPassFilters. Simplified: every node is
     checked, one after the other; upstream checks nodes in parallel (16 goroutines) and stops
@@ -277,6 +279,20 @@ def find_nodes_that_fit_pod(
     """
     key = meta_namespace_key(pod)
     diagnosis = framework.Diagnosis()
+    status = fwk.run_pre_filter_plugins(state, pod)
+    if not status.is_success():
+        if not status.is_unschedulable():
+            raise status.as_error() or Exception(status.message())
+        # Every node gets the same status (upstream shares the one Status too).
+        for node_info in nodes:
+            name = node_info.node().metadata.name
+            diagnosis.node_to_status_map[name] = status
+            sched.recorder.record(
+                "filter", pod=key, node=name, plugin=status.failed_plugin, reason=status.message()
+            )
+        diagnosis.unschedulable_plugins.add(status.failed_plugin)
+        sched.recorder.record("feasible", pod=key, passed=0, nodes=len(nodes))
+        return [], diagnosis
     feasible_nodes: list[client.V1Node] = []
     for node_info in nodes:
         node = node_info.node()

@@ -10,7 +10,14 @@ KubeSchedulerConfiguration).
 from __future__ import annotations
 
 from ..runtime import EnabledPlugin, Plugins, Registry
-from . import defaultbinder, flakybinder, maxpods, nodenumber, nodeunschedulable, prioritysort
+from . import (
+    defaultbinder,
+    flakybinder,
+    nodenumber,
+    noderesources,
+    nodeunschedulable,
+    prioritysort,
+)
 
 
 def new_registry() -> Registry:
@@ -19,7 +26,7 @@ def new_registry() -> Registry:
         prioritysort.NAME: prioritysort.new,
         nodeunschedulable.NAME: nodeunschedulable.new,
         nodenumber.NAME: nodenumber.new,
-        maxpods.NAME: maxpods.new,
+        noderesources.NAME: noderesources.new_fit,
         flakybinder.NAME: flakybinder.new,
         defaultbinder.NAME: defaultbinder.new,
     }
@@ -31,18 +38,19 @@ def default_plugins() -> Plugins:
         queue_sort=[
             EnabledPlugin(prioritysort.NAME),
         ],
+        pre_filter=[
+            EnabledPlugin(noderesources.NAME),
+        ],
         filter=[
             EnabledPlugin(nodeunschedulable.NAME),
-            EnabledPlugin(maxpods.NAME),
+            EnabledPlugin(noderesources.NAME),
         ],
         pre_score=[
             EnabledPlugin(nodenumber.NAME),
         ],
         score=[
+            EnabledPlugin(noderesources.NAME, weight=1),
             EnabledPlugin(nodenumber.NAME, weight=1),
-        ],
-        reserve=[
-            EnabledPlugin(maxpods.NAME),
         ],
         permit=[
             EnabledPlugin(nodenumber.NAME),
@@ -50,8 +58,5 @@ def default_plugins() -> Plugins:
         bind=[
             EnabledPlugin(flakybinder.NAME),
             EnabledPlugin(defaultbinder.NAME),
-        ],
-        post_bind=[
-            EnabledPlugin(maxpods.NAME),
         ],
     )
