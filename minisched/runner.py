@@ -104,14 +104,18 @@ def _cache_probe(scheduler: Any, c: cluster.Cluster, timeout: float = 10.0) -> A
     cache never fills, and the run ends at once instead of after ``timeout``.
     """
 
-    def wait(kind: str, names: Iterable[str]) -> bool:
+    def wait(kind: str, names: Iterable[str], present: bool = True) -> bool:
+        """``present`` False: wait until the informers no longer hold them (deleted)."""
         informer = scheduler.node_informer if kind == "node" else scheduler.pod_informer
         wanted = set(names)
         deadline = time.monotonic() + timeout
+
+        def seen(items: Any) -> bool:
+            held = {key.rsplit("/", 1)[-1] for key in items}
+            return wanted <= held if present else not (wanted & held)
+
         while (left := deadline - time.monotonic()) > 0:
-            if informer.store.wait_until(
-                lambda items: wanted <= {key.rsplit("/", 1)[-1] for key in items}, min(left, 0.5)
-            ):
+            if informer.store.wait_until(seen, min(left, 0.5)):
                 return True
             if c.server and c.server.process and c.server.process.poll() is not None:
                 raise ServerGone(c.went_away())
