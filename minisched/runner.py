@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from . import cluster, steps
 from .clock import Clock
 from .informer import CONNECTION_LOGGER
-from .report import Recorder, Report
+from .report import NodeResources, Recorder, Report
 from .scenario import NODE_SELECTOR, Scenario
 from .web import WebError
 
@@ -211,9 +211,11 @@ def run_step(
             try:
                 with scenario:
                     bindings = scenario_module.run(scenario)
+                    # Before the cleanup empties the nodes.
+                    nodes = _node_resources(scheduler)
                     if page is not None:
                         # Before the scenario deletes its objects: the room looks at the page.
-                        _print_summary(report, number, bindings)
+                        _print_summary(report, number, bindings, nodes)
                         page.end("scenario over: the page stays until Ctrl-C")
                         report.console.print(
                             f"the live page stays at {page.url} until Ctrl-C", highlight=False
@@ -236,12 +238,42 @@ def run_step(
                 if page is not None:
                     page.close()
     if page is None:
-        _print_summary(report, number, bindings)
+        _print_summary(report, number, bindings, nodes)
     return Result(step, bindings, report)
 
 
-def _print_summary(report: Report, number: int, bindings: dict[str, str | None]) -> None:
+def _node_resources(scheduler: Any) -> list[NodeResources]:
+    """Each node's requested and allocatable, as the scheduler's cache counts them, for the
+    steps that count requests (from step 10, whose NodeInfo has ``non_zero_requested``)."""
+    cache = getattr(scheduler, "cache", None)
+    if cache is None:
+        return []
+    snapshot = type(scheduler.snapshot)()
+    cache.update_snapshot(snapshot)
+    infos = [i for i in snapshot.node_infos().list() if hasattr(i, "non_zero_requested")]
+    return [
+        NodeResources(
+            info.node().metadata.name,
+            len(info.pods),
+            info.requested.milli_cpu,
+            info.requested.memory,
+            info.allocatable.allowed_pod_number,
+            info.allocatable.milli_cpu,
+            info.allocatable.memory,
+        )
+        for info in infos
+    ]
+
+
+def _print_summary(
+    report: Report,
+    number: int,
+    bindings: dict[str, str | None],
+    nodes: list[NodeResources],
+) -> None:
     report.print(report.bindings_table(bindings, title=f"Step {number}: where each pod went"))
+    if nodes:
+        report.print(report.nodes_table(nodes))
     for pod in bindings:
         if report.has_decision(pod):
             report.print(report.why_this_node(pod))

@@ -104,7 +104,7 @@ STEPS: tuple[Step, ...] = (
         10,
         "resources",
         "PreFilter and NodeResourcesFit",
-        "PreFilter and its extensions; NodeResourcesFit: the pod's requests, Filter and LeastAllocated",
+        "PreFilter and its extensions; NodeResourcesFit: requests, Filter reasons, LeastAllocated",
     ),
 )
 
