@@ -104,7 +104,7 @@ STEPS: tuple[Step, ...] = (
         10,
         "resources",
         "PreFilter and NodeResourcesFit",
-        "PreFilter and its extensions; NodeResourcesFit: requests, Filter reasons, LeastAllocated",
+        "PreFilter and its extensions; NodeResourcesFit filters and scores by requests",
     ),
 )
 
