@@ -185,16 +185,17 @@ def test_filter_without_pre_filter_is_an_error(step: int) -> None:
 @step_param
 def test_an_assumed_pod_takes_its_cpu_and_the_fit_error_counts_every_node(step: int) -> None:
     sched = offline_scheduler(step)
-    add_nodes(sched, *(node_of(f"n{i}", cpu="1", memory="1Gi") for i in range(3)))
-    for i in range(2):
-        sched.cache.assume_pod(on(f"n{i}", pod_asking(f"held{i}", container("c", cpu="600m"))))
+    add_nodes(sched, *(node_of(f"n-{c}", cpu="1", memory="1Gi") for c in "abc"))
+    for c in "ab":
+        sched.cache.assume_pod(on(f"n-{c}", pod_asking(f"held-{c}", container("c", cpu="600m"))))
     pod = pod_asking("pod1", container("c", cpu="600m"))
     add_pods(sched, pod)
     sched.scheduling_queue.add(pod)
     step_module(step, "schedule_one").schedule_one(sched)
-    # n0 and n1 hold assumed pods, not bound: the cycle counts them, and the pod goes to n2.
-    assert [f["node"] for f in sched.recorder.of("filter")] == ["n0", "n1"]
-    assert sched.recorder.of("selected") == [{"pod": "default/pod1", "node": "n2"}]
+    # n-a and n-b hold assumed pods, not bound: the cycle counts them; the pod goes to n-c
+    # (no digit in the name: no Permit wait, it binds at once).
+    assert [f["node"] for f in sched.recorder.of("filter")] == ["n-a", "n-b"]
+    assert sched.recorder.of("selected") == [{"pod": "default/pod1", "node": "n-c"}]
     late = pod_asking("pod2", container("c", cpu="600m"))
     add_pods(sched, late)
     sched.scheduling_queue.add(late)
@@ -382,11 +383,12 @@ def test_least_allocated_prefers_the_emptier_node(step: int) -> None:
 
 
 def rejected_for_cpu(step: int) -> Any:
-    """A scheduler whose pod1 (1 CPU) failed on node1 (1 CPU, all of it pod0's) and waits in
-    unschedulableQ, its backoff over."""
+    """A scheduler whose pod1 (1 CPU) failed on node-a (1 CPU, all of it pod0's) and waits in
+    unschedulableQ, its backoff over. No node name ends in a digit: no Permit wait, so no
+    binding thread outlives the test."""
     sched = offline_scheduler(step)
-    add_nodes(sched, node_of("node1", cpu="1", memory="4Gi"))
-    held = on("node1", pod_asking("pod0", container("c", cpu="1")))
+    add_nodes(sched, node_of("node-a", cpu="1", memory="4Gi"))
+    held = on("node-a", pod_asking("pod0", container("c", cpu="1")))
     sched.cache.add_pod(held)
     pod = pod_asking("pod1", container("c", cpu="1"))
     add_pods(sched, pod)
@@ -406,7 +408,7 @@ def test_an_assigned_pods_deletion_moves_a_pod_rejected_for_resources(step: int)
     assert where(sched, "pod1") == "activeQ"
     assert sched.recorder.of("queue")[-1]["event"] == "AssignedPodDelete"
     step_module(step, "schedule_one").schedule_one(sched)
-    assert sched.recorder.of("selected")[-1] == {"pod": "default/pod1", "node": "node1"}
+    assert sched.recorder.of("selected")[-1] == {"pod": "default/pod1", "node": "node-a"}
 
 
 @step_param
@@ -417,7 +419,7 @@ def test_a_new_node_or_any_node_update_moves_it(step: int) -> None:
         ({"metadata.labels": {"zone": "a"}}, "NodeLabelChange"),
     ]:
         sched, _ = rejected_for_cpu(step)
-        old = node_of("node1", cpu="1", memory="4Gi")
+        old = node_of("node-a", cpu="1", memory="4Gi")
         new = client.V1Node.from_dict(old.to_dict())
         for path, value in change.items():
             obj, attrs = new, path.split(".")
@@ -428,12 +430,12 @@ def test_a_new_node_or_any_node_update_moves_it(step: int) -> None:
         assert where(sched, "pod1") == "activeQ"
         assert sched.recorder.of("queue")[-1]["event"] == label
     sched, _ = rejected_for_cpu(step)
-    sched.node_informer._notify("add", node_of("node2", cpu="2"))
+    sched.node_informer._notify("add", node_of("node-b", cpu="2"))
     assert where(sched, "pod1") == "activeQ"
 
 
 @step_param
 def test_a_new_pod_elsewhere_does_not_move_it(step: int) -> None:
     sched, _ = rejected_for_cpu(step)
-    sched.pod_informer._notify("add", on("node1", make_pod("bound-elsewhere")))
+    sched.pod_informer._notify("add", on("node-a", make_pod("bound-elsewhere")))
     assert where(sched, "pod1") == "unschedulableQ"
