@@ -87,6 +87,20 @@ class NullRecorder:
         return None
 
 
+@dataclass(frozen=True)
+class NodeResources:
+    """A node's requests and allocatable as the scheduler counts them (from step 10): CPU in
+    millicores, memory in bytes."""
+
+    name: str
+    pods: int
+    milli_cpu: int
+    memory: int
+    allowed_pods: int
+    allocatable_milli_cpu: int
+    allocatable_memory: int
+
+
 @dataclass
 class PodView:
     """What the report knows about one pod; everything but ``attempts``, ``queue`` and
@@ -442,6 +456,23 @@ class Report:
                     table.add_row(node, "passed", scores + mark)
         return table
 
+    def nodes_table(self, nodes: list[NodeResources]) -> Table:
+        """Per node: requested / allocatable, as NodeResourcesFit compares them."""
+        title = "Nodes: requested / allocatable"
+        table = Table(title=title, title_justify="left", min_width=len(title))
+        table.add_column("node")
+        table.add_column("cpu")
+        table.add_column("memory")
+        table.add_column("pods")
+        for n in sorted(nodes, key=lambda n: _natural(n.name)):
+            table.add_row(
+                n.name,
+                f"{_cpu(n.milli_cpu)} / {_cpu(n.allocatable_milli_cpu)}",
+                f"{_bytes(n.memory)} / {_bytes(n.allocatable_memory)}",
+                f"{n.pods} / {n.allowed_pods}",
+            )
+        return table
+
     def held(self) -> dict[str, int]:
         """What the report holds: pod views, and per-node results (filters and scores)."""
         with self._lock:
@@ -506,6 +537,19 @@ def _is_terminal(stream: Any) -> bool:
 def _seconds(value: float) -> str:
     """8.0 -> "8s", 0.5 -> "0.5s" (Go's time.Duration style, as the steps' messages)."""
     return f"{value:g}s"
+
+
+def _cpu(milli_cpu: int) -> str:
+    """Millicores as a quantity: 2000 -> "2", 1500 -> "1500m"."""
+    return str(milli_cpu // 1000) if milli_cpu % 1000 == 0 else f"{milli_cpu}m"
+
+
+def _bytes(value: int) -> str:
+    """Bytes as the largest binary unit that divides them: 2**30 -> "1Gi"."""
+    for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if value and value % size == 0:
+            return f"{value // size}{unit}"
+    return str(value)
 
 
 def _natural(name: str) -> tuple[str, int]:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from . import cluster, steps
 from .clock import Clock
 from .informer import CONNECTION_LOGGER
-from .report import Recorder, Report
+from .report import NodeResources, Recorder, Report
 from .scenario import NODE_SELECTOR, Scenario
 from .web import WebError
 
@@ -104,14 +104,18 @@ def _cache_probe(scheduler: Any, c: cluster.Cluster, timeout: float = 10.0) -> A
     cache never fills, and the run ends at once instead of after ``timeout``.
     """
 
-    def wait(kind: str, names: Iterable[str]) -> bool:
+    def wait(kind: str, names: Iterable[str], present: bool = True) -> bool:
+        """``present`` False: wait until the informers no longer hold them (deleted)."""
         informer = scheduler.node_informer if kind == "node" else scheduler.pod_informer
         wanted = set(names)
         deadline = time.monotonic() + timeout
+
+        def seen(items: Any) -> bool:
+            held = {key.rsplit("/", 1)[-1] for key in items}
+            return wanted <= held if present else not (wanted & held)
+
         while (left := deadline - time.monotonic()) > 0:
-            if informer.store.wait_until(
-                lambda items: wanted <= {key.rsplit("/", 1)[-1] for key in items}, min(left, 0.5)
-            ):
+            if informer.store.wait_until(seen, min(left, 0.5)):
                 return True
             if c.server and c.server.process and c.server.process.poll() is not None:
                 raise ServerGone(c.went_away())
@@ -207,9 +211,11 @@ def run_step(
             try:
                 with scenario:
                     bindings = scenario_module.run(scenario)
+                    # Before the cleanup empties the nodes.
+                    nodes = _node_resources(scheduler)
                     if page is not None:
                         # Before the scenario deletes its objects: the room looks at the page.
-                        _print_summary(report, number, bindings)
+                        _print_summary(report, number, bindings, nodes)
                         page.end("scenario over: the page stays until Ctrl-C")
                         report.console.print(
                             f"the live page stays at {page.url} until Ctrl-C", highlight=False
@@ -232,12 +238,42 @@ def run_step(
                 if page is not None:
                     page.close()
     if page is None:
-        _print_summary(report, number, bindings)
+        _print_summary(report, number, bindings, nodes)
     return Result(step, bindings, report)
 
 
-def _print_summary(report: Report, number: int, bindings: dict[str, str | None]) -> None:
+def _node_resources(scheduler: Any) -> list[NodeResources]:
+    """Each node's requested and allocatable, as the scheduler's cache counts them, for the
+    steps that count requests (from step 10, whose NodeInfo has ``non_zero_requested``)."""
+    cache = getattr(scheduler, "cache", None)
+    if cache is None:
+        return []
+    snapshot = type(scheduler.snapshot)()
+    cache.update_snapshot(snapshot)
+    infos = [i for i in snapshot.node_infos().list() if hasattr(i, "non_zero_requested")]
+    return [
+        NodeResources(
+            info.node().metadata.name,
+            len(info.pods),
+            info.requested.milli_cpu,
+            info.requested.memory,
+            info.allocatable.allowed_pod_number,
+            info.allocatable.milli_cpu,
+            info.allocatable.memory,
+        )
+        for info in infos
+    ]
+
+
+def _print_summary(
+    report: Report,
+    number: int,
+    bindings: dict[str, str | None],
+    nodes: list[NodeResources],
+) -> None:
     report.print(report.bindings_table(bindings, title=f"Step {number}: where each pod went"))
+    if nodes:
+        report.print(report.nodes_table(nodes))
     for pod in bindings:
         if report.has_decision(pod):
             report.print(report.why_this_node(pod))

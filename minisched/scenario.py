@@ -53,7 +53,7 @@ class Scenario:
         name: str,
         *,
         timeout: float = 30.0,
-        wait_for_cache: Callable[[str, Iterable[str]], bool] | None = None,
+        wait_for_cache: Callable[..., bool] | None = None,
         say: Callable[[str], None] = print,
         report: Report | None = None,
     ) -> None:
@@ -113,9 +113,12 @@ class Scenario:
         taints: list[client.V1Taint] | None = None,
         labels: dict[str, str] | None = None,
         pods: int = 110,
+        cpu: str = "4",
+        memory: str = "32Gi",
     ) -> client.V1Node:
-        """A fake Node with the status a kubelet would have posted: 4 CPU, 32Gi, 110 pods."""
-        resources = {"cpu": "4", "memory": "32Gi", "pods": str(pods)}
+        """A fake Node with the status a kubelet would have posted: by default 4 CPU, 32Gi,
+        110 pods."""
+        resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
         node = client.V1Node(
             metadata=client.V1ObjectMeta(
                 name=name, labels={SCENARIO_LABEL: self.name, **(labels or {})}
@@ -172,6 +175,21 @@ class Scenario:
             created = self.core.create_namespaced_pod(self.namespace, pod)
         self.pods.append(name)
         return created
+
+    def delete_pod(self, name: str) -> None:
+        """Delete one of this run's pods at once (grace 0), as its workload ending would."""
+        line = f"scenario: deleted pod {name}"
+        if self.report is not None:
+            # As _announce: what the deletion causes prints after the line.
+            with self.report.announce(line):
+                self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
+                if self._wait_for_cache is not None:
+                    if not self._wait_for_cache("pod", [name], present=False):
+                        log.warning("the scheduler did not see pod %s deleted in time", name)
+        else:
+            self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
+            self.say(line)
+        self.pods.remove(name)
 
     @contextmanager
     def _announce(self, line: str, kind: str, name: str) -> Iterator[None]:

@@ -100,6 +100,12 @@ STEPS: tuple[Step, ...] = (
         "The scheduler cache",
         "the cache and its snapshot; assume before binding; Reserve, PreBind, Bind, PostBind",
     ),
+    Step(
+        10,
+        "resources",
+        "PreFilter and NodeResourcesFit",
+        "PreFilter and its extensions; NodeResourcesFit filters and scores by requests",
+    ),
 )
 
 

@@ -61,10 +61,15 @@ def test_each_plugin_registers_its_events_under_its_own_name(step: int) -> None:
         # PrioritySort has no EnqueueExtensions: it is registered for every event.
         fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL): {"PrioritySort"},
     }
-    if step >= 9:  # MaxPods; and the Bind plugins, which have no EnqueueExtensions either
+    if step == 9:  # MaxPods
         expected[fw.ClusterEvent(fw.GVK.POD, fw.ActionType.DELETE)] = {"MaxPods"}
         node_add_or_allocatable = fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
         expected[fw.ClusterEvent(fw.GVK.NODE, node_add_or_allocatable)] = {"MaxPods"}
+    if step >= 10:  # NodeResourcesFit, as v1.23 registers it
+        expected[fw.ClusterEvent(fw.GVK.POD, fw.ActionType.DELETE)] = {"NodeResourcesFit"}
+        node_add_or_update = fw.ActionType.ADD | fw.ActionType.UPDATE
+        expected[fw.ClusterEvent(fw.GVK.NODE, node_add_or_update)] = {"NodeResourcesFit"}
+    if step >= 9:  # the Bind plugins, which have no EnqueueExtensions either
         expected[fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL)] |= {
             "FlakyBinder",
             "DefaultBinder",

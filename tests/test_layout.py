@@ -60,11 +60,18 @@ def test_steps_never_import_rich() -> None:
     ] == []
 
 
+# The files a step drops on purpose: step 10's NodeResourcesFit replaces the teaching plugin
+# MaxPods (upstream has none), as its chapter says.
+DROPPED = {
+    10: {Path("plugins/maxpods.py")},
+}
+
+
 def test_later_steps_keep_the_files_of_earlier_ones() -> None:
     for a, b in stepdiff.consecutive_pairs():
         before = {p.relative_to(STEP_DIRS[a - 1]) for p in STEP_DIRS[a - 1].rglob("*.py")}
         after = {p.relative_to(STEP_DIRS[b - 1]) for p in STEP_DIRS[b - 1].rglob("*.py")}
-        assert before <= after, f"step{b} drops {before - after}"
+        assert before - DROPPED.get(b, set()) <= after, f"step{b} drops {before - after}"
 
 
 @pytest.mark.parametrize(

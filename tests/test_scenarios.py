@@ -114,6 +114,18 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: pod12 went to node3 because node2 held pod2",
         ],
     ),
+    10: (
+        # LeastAllocated alone decides (no name ends in a digit); batch waits for db's deletion.
+        lambda b: b == {"api": "medium", "web": "small", "batch": "large"},
+        [
+            "score 62 (NodeNumber 0, NodeResourcesFit 62)",
+            "/batch: 0/3 nodes are available: 3 Insufficient cpu.",
+            "small  │ NodeResourcesFit: Insufficient cpu",
+            "/batch: -> podBackoffQ (AssignedPodDelete)",
+            "│ large  │ 2 / 3 │ 1Gi / 4Gi │ 1 / 110 │",
+            "scenario: db's deletion freed 2 CPU on large; batch went there",
+        ],
+    ),
 }
 
 
@@ -129,6 +141,12 @@ ORDER: dict[int, list[str]] = {
         "scenario: created node node6",
     ],
     8: ["scenario: created node node5", "/pod1: -> podBackoffQ (NodeAdd)"],
+    10: [
+        "scenario: batch fits on no node",
+        "scenario: deleted pod db",
+        "/batch: -> podBackoffQ (AssignedPodDelete)",
+        "bound    minisched-resources-",
+    ],
 }
 
 # The steps whose story ends with a line of the scenario's own: nothing prints after it (the
