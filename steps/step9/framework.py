@@ -103,6 +103,16 @@ def as_status(err: BaseException) -> Status:
     return Status(Code.ERROR, [str(err)], err=err)
 
 
+def is_not_found(err: BaseException | None) -> bool:
+    """Whether ``err``, or an error it wraps (``__cause__``), is the API server's 404
+    (upstream: apierrors.IsNotFound, which unwraps too)."""
+    while err is not None:
+        if getattr(err, "status", None) == 404:
+            return True
+        err = err.__cause__
+    return False
+
+
 class PluginToStatus(dict[str, Status]):
     """Each plugin's status for one node (upstream: PluginToStatus)."""
 

@@ -395,13 +395,18 @@ class Framework:
                 continue
             if not status.is_success():
                 err = status.as_error()
-                log.error(
-                    'Failed running Bind plugin plugin="%s" pod="%s": %s',
-                    pl.name(),
-                    meta_namespace_key(pod),
-                    err,
-                )
-                return framework.as_status(Exception(f'running Bind plugin "{pl.name()}": {err}'))
+                # Differs from upstream (an error line): a pod deleted before its binding
+                # (NotFound) is no error of the scheduler's; binding_cycle logs it at info.
+                if not framework.is_not_found(err):
+                    log.error(
+                        'Failed running Bind plugin plugin="%s" pod="%s": %s',
+                        pl.name(),
+                        meta_namespace_key(pod),
+                        err,
+                    )
+                wrapped = Exception(f'running Bind plugin "{pl.name()}": {err}')
+                wrapped.__cause__ = err
+                return framework.as_status(wrapped)
             return status
         return status
 

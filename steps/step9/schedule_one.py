@@ -169,6 +169,15 @@ def binding_cycle(
         return
 
     err = bind(sched, fwk, state, assumed_pod, node_name)
+    if err == POD_NOT_FOUND:
+        # The pod was deleted before its binding: not an error (upstream: the error func's
+        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        log.info('Pod was deleted before it was bound pod="%s"', key)
+        fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
+        if forget(sched, assumed_pod):
+            sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
+        return
     if err:
         log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
         fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
@@ -365,16 +374,23 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
     return selected
 
 
+# What bind returns when the API server no longer has the pod: no failure to report.
+POD_NOT_FOUND = "pod not found"
+
+
 def bind(
     sched: Scheduler, fwk: Framework, state: CycleState, assumed: client.V1Pod, node_name: str
 ) -> str | None:
-    """Run the Bind plugins; an error message or None (upstream: Scheduler.bind).
+    """Run the Bind plugins; an error message, POD_NOT_FOUND or None (upstream:
+    Scheduler.bind).
 
     Not implemented: extenders, which upstream asks first.
     """
     status = fwk.run_bind_plugins(state, assumed, node_name)
     if status.is_success():
         err = None
+    elif status.code == Code.ERROR and framework.is_not_found(status.as_error()):
+        err = POD_NOT_FOUND
     elif status.code == Code.ERROR:
         err = str(status.as_error())
     else:  # every Bind plugin skipped

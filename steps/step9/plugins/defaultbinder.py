@@ -58,7 +58,9 @@ class DefaultBinder:
             )
             response.data  # noqa: B018 -- reading the body releases the connection
         except client.ApiException as e:
-            return as_status(Exception(status_message(e)))
+            err = Exception(status_message(e))
+            err.__cause__ = e  # so that a 404 can be told apart (is_not_found)
+            return as_status(err)
         except Exception as e:  # the connection failed: say why, not urllib3's nested reprs
             return as_status(Exception(connection_error_reason(e)))
         return Status()
