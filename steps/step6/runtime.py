@@ -267,7 +267,8 @@ class Framework:
             self.waiting_pods.remove(uid)
             return framework.Status()
         waiting_pod.start(plugins_wait_time)
-        log.info('One or more plugins asked to wait and no plugin rejected pod pod="%s"', key)
+        # Upstream logs this and "Pod waiting on permit" at V(4): here at -vv.
+        log.debug('One or more plugins asked to wait and no plugin rejected pod pod="%s"', key)
         msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'
         return framework.Status(framework.Code.WAIT, [msg])
 
@@ -280,7 +281,7 @@ class Framework:
         if waiting_pod is None:
             return framework.Status()
         try:
-            log.info('Pod waiting on permit pod="%s"', key)
+            log.debug('Pod waiting on permit pod="%s"', key)
             status = waiting_pod.get_signal()
         finally:
             self.waiting_pods.remove(uid)
