@@ -48,12 +48,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+V = TypeVar("V")
 QUEUES = ("activeQ", "podBackoffQ", "unschedulableQ")
 FIFO = "FIFO"  # steps 1-5 have one queue, a FIFO; step 6 brings the three above
 WAITING = "waiting on Permit"  # not a queue: the pods between Permit and their binding
@@ -484,12 +485,7 @@ class Report:
 
     def _find(self, pod: str) -> PodView | None:
         """The view for ``pod``, given as ``namespace/name`` or just ``name``."""
-        if pod in self.pods:
-            return self.pods[pod]
-        for key, view in self.pods.items():
-            if key.rsplit("/", 1)[-1] == pod:
-                return view
-        return None
+        return find_pod(self.pods, pod)
 
     def print(self, *renderables: Any) -> None:
         with self._lock:
@@ -550,6 +546,16 @@ def _bytes(value: int) -> str:
         if value and value % size == 0:
             return f"{value // size}{unit}"
     return str(value)
+
+
+def find_pod(pods: dict[str, V], pod: str) -> V | None:
+    """``pods[pod]``, where ``pod`` is ``namespace/name`` or just ``name``."""
+    if pod in pods:
+        return pods[pod]
+    for key, value in pods.items():
+        if key.rsplit("/", 1)[-1] == pod:
+            return value
+    return None
 
 
 def _natural(name: str) -> tuple[str, int]:

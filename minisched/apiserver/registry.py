@@ -151,47 +151,42 @@ EVENTS_V1 = Resource(
     stub=True,
 )
 
+
+def _by_name(*resources: Resource) -> dict[str, Resource]:
+    """One API version's resources, keyed by their plural name."""
+    return {r.name: r for r in resources}
+
+
 # The API groups served under /apis: group -> version -> plural -> Resource.
 GROUPS: dict[str, dict[str, dict[str, Resource]]] = {
     "scheduling.k8s.io": {"v1": {PRIORITY_CLASSES.name: PRIORITY_CLASSES}},
     "apps": {
-        "v1": {
-            r.name: r
-            for r in (
-                _stub("replicasets", "ReplicaSet", True, "apps", ("rs",)),
-                _stub("statefulsets", "StatefulSet", True, "apps", ("sts",)),
-            )
-        }
+        "v1": _by_name(
+            _stub("replicasets", "ReplicaSet", True, "apps", ("rs",)),
+            _stub("statefulsets", "StatefulSet", True, "apps", ("sts",)),
+        )
     },
     "events.k8s.io": {"v1": {"events": EVENTS_V1}},
     "policy": {
-        "v1": {
-            "poddisruptionbudgets": _stub(
-                "poddisruptionbudgets", "PodDisruptionBudget", True, "policy", ("pdb",)
-            )
-        }
+        "v1": _by_name(
+            _stub("poddisruptionbudgets", "PodDisruptionBudget", True, "policy", ("pdb",)),
+        )
     },
     "storage.k8s.io": {
-        "v1": {
-            r.name: r
-            for r in (
-                _stub("csidrivers", "CSIDriver", False, "storage.k8s.io"),
-                _stub("csinodes", "CSINode", False, "storage.k8s.io"),
-                _stub("csistoragecapacities", "CSIStorageCapacity", True, "storage.k8s.io"),
-                _stub("storageclasses", "StorageClass", False, "storage.k8s.io", ("sc",)),
-                _stub("volumeattachments", "VolumeAttachment", False, "storage.k8s.io"),
-            )
-        }
+        "v1": _by_name(
+            _stub("csidrivers", "CSIDriver", False, "storage.k8s.io"),
+            _stub("csinodes", "CSINode", False, "storage.k8s.io"),
+            _stub("csistoragecapacities", "CSIStorageCapacity", True, "storage.k8s.io"),
+            _stub("storageclasses", "StorageClass", False, "storage.k8s.io", ("sc",)),
+            _stub("volumeattachments", "VolumeAttachment", False, "storage.k8s.io"),
+        )
     },
     "resource.k8s.io": {
-        "v1": {
-            r.name: r
-            for r in (
-                _stub("deviceclasses", "DeviceClass", False, "resource.k8s.io"),
-                _stub("resourceclaims", "ResourceClaim", True, "resource.k8s.io"),
-                _stub("resourceslices", "ResourceSlice", False, "resource.k8s.io"),
-            )
-        }
+        "v1": _by_name(
+            _stub("deviceclasses", "DeviceClass", False, "resource.k8s.io"),
+            _stub("resourceclaims", "ResourceClaim", True, "resource.k8s.io"),
+            _stub("resourceslices", "ResourceSlice", False, "resource.k8s.io"),
+        )
     },
 }
 

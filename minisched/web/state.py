@@ -39,6 +39,7 @@ from kubernetes.utils import parse_quantity
 
 from .. import steps
 from ..informer import DeletedFinalStateUnknown, ResourceEventHandler, meta_namespace_key
+from ..report import find_pod
 
 MAX_LINES = 1000
 MAX_PODS = 500
@@ -384,12 +385,7 @@ class ClusterView:
             return detail
 
     def _find(self, key: str) -> Pod | None:
-        if key in self._pods:
-            return self._pods[key]
-        for k, pod in self._pods.items():
-            if k.rsplit("/", 1)[-1] == key:
-                return pod
-        return None
+        return find_pod(self._pods, key)
 
     def _table_rows(self, pod: Pod) -> list[dict[str, Any]]:
         """The rows of Report.why_this_node, as data: a rejected node names its filter; a node
