@@ -200,8 +200,10 @@ class Scenario:
                     if not self._wait_for_cache("pod", [name], present=False):
                         log.warning("the scheduler did not see pod %s deleted in time", name)
         else:
-            self.core.delete_namespaced_pod(name, self.namespace, **options)
+            # Said first, so that it comes before what the deletion causes (a fake kubelet's
+            # line, from its own thread, for a graceful delete).
             self.say(line)
+            self.core.delete_namespaced_pod(name, self.namespace, **options)
         self.pods.remove(name)
 
     def start_kubelet(self) -> FakeKubelet:
