@@ -200,6 +200,18 @@ def test_a_server_that_goes_away_is_one_line_not_a_traceback() -> None:
         assert kubelet.wait_for_sync(TIMEOUT)
         assert proc.stop() == 0
         assert records.wait_for(logging.WARNING, TIMEOUT)  # the outage line
+        # A pod's final delete while the server is away: no exception, no second line.
+        kubelet._sync_pod(
+            client.V1Pod(
+                metadata=client.V1ObjectMeta(
+                    name="p",
+                    namespace=ns.metadata.name,
+                    uid="0e5b7bc4-0000-4000-8000-000000000000",
+                    deletion_timestamp=ns.metadata.creation_timestamp,
+                ),
+                spec=client.V1PodSpec(containers=[], node_name="n1"),
+            )
+        )
         kubelet.stop()
         assert no_kubelet_threads()
     finally:
