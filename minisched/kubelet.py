@@ -118,12 +118,11 @@ class FakeKubelet:
     def stop(self) -> None:
         """Stop watching: close the watch, and wait (up to ``STOP_TIMEOUT``) for the thread."""
         informer, self._informer = self._informer, None
-        if informer is None:
-            return
-        informer.stop(STOP_TIMEOUT)
-        thread = informer._thread
-        if thread is not None and thread.is_alive():
-            log.warning("fake kubelet of %s: its thread did not end in time", self.namespace)
+        if informer is not None:
+            informer.stop(STOP_TIMEOUT)
+            thread = informer._thread
+            if thread is not None and thread.is_alive():
+                log.warning("fake kubelet of %s: its thread did not end in time", self.namespace)
         self._client.close()  # its connections, the cut watch's included
 
     def __enter__(self) -> FakeKubelet:
