@@ -146,6 +146,7 @@ def test_a_pod_recreated_under_the_same_name_is_not_touched(
     bind(s, "p", "n1")
     kubelet = FakeKubelet(s.api_client, namespace=s.namespace, nodes=lambda: ["n1"])
     kubelet._sync_pod(old)  # as if the old pod's update arrived late
+    kubelet.stop()
     assert s.core.read_namespaced_pod("p", s.namespace).metadata.uid != old.metadata.uid
 
 
