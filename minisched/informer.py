@@ -372,7 +372,7 @@ class Informer(Generic[T]):
         self._outages.answered(self.host)
         with self._resp_lock:
             self._resp = resp
-        started, events = time.monotonic(), 0
+        started, events, read_to_end = time.monotonic(), 0, False
         try:
             if self._stop.is_set():
                 return False
@@ -382,12 +382,17 @@ class Informer(Generic[T]):
                 events += 1
                 if self._handle(event):
                     return True
+            read_to_end = True
             # client-go: a watch that closes within a second without a single event means
             # something is wrong on the server side; start over with a list.
             return events == 0 and time.monotonic() - started < 1.0
         finally:
             with self._resp_lock:
                 self._resp = None
+            if not read_to_end:
+                # The rest of the stream is still on the connection: handed back to the pool
+                # as it is, the next request on it would read this watch's events (or block).
+                resp.close()
             resp.release_conn()
 
     def _handle(self, event: dict[str, Any]) -> bool:

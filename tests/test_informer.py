@@ -215,3 +215,41 @@ def test_an_outage_is_one_warning_for_every_informer_and_retry(
         ),
         ("INFO", "the API server at https://api:6443 answers again (after 65 s)"),
     ]
+
+
+class _UnreadWatch:
+    """A watch response whose stream still has events after the 410 that ends the watch."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def stream(self, amt: Any = None, decode_content: bool = False) -> Iterator[bytes]:
+        yield b'{"type": "ERROR", "object": {"code": 410, "message": "too old"}}\n'
+        yield b'{"type": "ADDED", "object": {"metadata": {"name": "late"}}}\n'
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+    def release_conn(self) -> None:
+        self.calls.append("release_conn")
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_a_watch_left_unread_closes_its_connection_before_releasing_it() -> None:
+    # Handed back to the pool with events still unread, the connection would give the next
+    # request (the relist) this watch's leftovers, or block on them.
+    watch = _UnreadWatch()
+    lists: list[int] = []
+
+    def list_func(watch_: bool = False, **kw: Any) -> Any:
+        if kw.get("_preload_content") is False:
+            return watch
+        lists.append(1)
+        return client.V1NodeList(items=[], metadata=client.V1ListMeta(resource_version="1"))
+
+    inf: Informer = Informer(lambda **kw: list_func(**kw), client.V1Node)
+    inf._list()
+    assert inf._watch() is True  # the 410 ends the watch in a relist
+    assert watch.calls == ["close", "release_conn"]
