@@ -11,7 +11,8 @@ Scenarios are written to behave on a shared real cluster as well as on the embed
 - Pods ask for ``schedulerName: minisched``, so a cluster's default scheduler leaves them alone;
 - Nodes get what a kubelet would report (capacity, allocatable, a Ready condition);
 - Pods are deleted with grace period 0: with no kubelet, a graceful delete of a bound pod
-  would leave it Terminating for ever.
+  would leave it Terminating for ever. A scenario that deletes gracefully (or whose scheduler
+  preempts) starts a fake kubelet for its nodes (``start_kubelet``, ``minisched/kubelet.py``).
 
 Waiting is done on a watch with a deadline, never by sleeping.
 
@@ -31,6 +32,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from kubernetes import client, watch
+
+from .kubelet import FakeKubelet
 
 if TYPE_CHECKING:
     from .report import Report
@@ -67,6 +70,7 @@ class Scenario:
         self.namespace = ""
         self.nodes: list[str] = []
         self.pods: list[str] = []
+        self._kubelets: list[FakeKubelet] = []
 
     # --- setup and teardown ----------------------------------------------------------------
 
@@ -91,6 +95,9 @@ class Scenario:
         """
         if self.report is not None:
             self.report.mute()
+        for kubelet in self._kubelets:
+            kubelet.stop()
+        self._kubelets.clear()
         if self.namespace:
             try:
                 self.core.delete_collection_namespaced_pod(self.namespace, grace_period_seconds=0)
@@ -176,20 +183,39 @@ class Scenario:
         self.pods.append(name)
         return created
 
-    def delete_pod(self, name: str) -> None:
-        """Delete one of this run's pods at once (grace 0), as its workload ending would."""
-        line = f"scenario: deleted pod {name}"
+    def delete_pod(self, name: str, *, grace_period_seconds: int | None = 0) -> None:
+        """Delete one of this run's pods, by default at once (grace 0), as its workload ending
+        would. ``grace_period_seconds=None`` is a graceful delete with the pod's own grace
+        period: a bound pod then stays (Terminating) until a kubelet finishes it, see
+        ``start_kubelet``; an unbound one goes at once."""
+        graceful = grace_period_seconds is None
+        line = f"scenario: deleted pod {name}" + (" gracefully" if graceful else "")
+        options = {} if graceful else {"grace_period_seconds": grace_period_seconds}
         if self.report is not None:
             # As _announce: what the deletion causes prints after the line.
             with self.report.announce(line):
-                self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
-                if self._wait_for_cache is not None:
+                self.core.delete_namespaced_pod(name, self.namespace, **options)
+                # A graceful delete with no kubelet may leave the pod Terminating: no wait.
+                if self._wait_for_cache is not None and (not graceful or self._kubelets):
                     if not self._wait_for_cache("pod", [name], present=False):
                         log.warning("the scheduler did not see pod %s deleted in time", name)
         else:
-            self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
+            # Said first, so that it comes before what the deletion causes (a fake kubelet's
+            # line, from its own thread, for a graceful delete).
             self.say(line)
+            self.core.delete_namespaced_pod(name, self.namespace, **options)
         self.pods.remove(name)
+
+    def start_kubelet(self) -> FakeKubelet:
+        """Start a fake kubelet for this run's nodes (``self.nodes``, as they are when it
+        looks) and namespace: it finishes the graceful deletion of their pods, as a kubelet
+        does once the containers stop. ``cleanup()`` stops it."""
+        kubelet = FakeKubelet(
+            self.api_client, namespace=self.namespace, nodes=lambda: tuple(self.nodes), say=self.say
+        )
+        kubelet.start()
+        self._kubelets.append(kubelet)
+        return kubelet
 
     @contextmanager
     def _announce(self, line: str, kind: str, name: str) -> Iterator[None]:
