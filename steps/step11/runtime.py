@@ -76,7 +76,7 @@ class Framework:
         *,
         client_set: Any = None,
         snapshot_shared_lister: framework.SharedLister | None = None,
-        event_recorder: Any = None,
+        event_recorder: Callable[[], Any] | None = None,
         pod_lister: Callable[[], framework.PodLister] | None = None,
         pod_nominator: PodNominator | None = None,
         rng: random.Random | None = None,
@@ -84,8 +84,9 @@ class Framework:
         self.clock = clock
         self.recorder = recorder or NullRecorder()
         # For the Handle (upstream: the WithClientSet, WithSnapshotSharedLister,
-        # WithEventRecorder, WithInformerFactory and WithPodNominator options). The pod lister
-        # is a function: the scheduler builds its informers after the framework.
+        # WithEventRecorder, WithInformerFactory and WithPodNominator options). The event
+        # recorder and the pod lister are functions: the scheduler builds its informers after
+        # the framework.
         self.client = client_set
         self.snapshot = snapshot_shared_lister
         self._event_recorder = event_recorder
@@ -576,7 +577,7 @@ class Framework:
         return self.client
 
     def event_recorder(self) -> Any:
-        return self._event_recorder
+        return self._event_recorder() if self._event_recorder is not None else None
 
     def pod_lister(self) -> framework.PodLister:
         if self._pod_lister is None:

@@ -68,7 +68,7 @@ class Scheduler:
             recorder=self.recorder,
             client_set=self.client,
             snapshot_shared_lister=self.snapshot,
-            event_recorder=self.event_recorder,
+            event_recorder=lambda: self.event_recorder,
             pod_lister=lambda: self.pod_informer.store,
             pod_nominator=nominator,
             rng=rng,
