@@ -23,6 +23,13 @@ batch-c is deleted gracefully; the scenario's fake kubelet (``Scenario.start_kub
 finishes its deletion, as a kubelet would; that Pod Delete moves payments, which is bound to
 its nominated node, north.
 
+On a real cluster, the victims can only be pods bound to the scenario's nodes (the runner's
+scheduler sees no other node). Each node is tainted ``minisched.io/scenario=preemption:
+NoSchedule``, which the scenario's pods tolerate, so the default scheduler puts no pod of the
+cluster's there; and before payments is created, the scenario checks that no pod of another
+namespace with a priority below urgent runs on its nodes (a DaemonSet's that tolerates every
+taint could), and stops if one does.
+
 Run: ``nox -s step11``, or ``nox -s step11 -- --seed N --kubeconfig PATH``. With minisched
 installed (``pip install -e .``), ``python scenarios/step11.py [ARGS]`` does the same.
 """
@@ -31,7 +38,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from minisched.scenario import Scenario
+from kubernetes import client
+
+from minisched.scenario import SCENARIO_LABEL, Scenario
 
 PRIORITY_CLASSES = {
     "low": 100,
@@ -50,11 +59,28 @@ NODES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
 }
 MEMORY = "512Mi"  # every pod's memory request: memory never decides here
 
+# On every node, so that no other scheduler places a pod there; the scenario's pods tolerate it
+# (minisched has no TaintToleration plugin: only its queue's pre-check for node events reads it).
+TAINT = client.V1Taint(key=SCENARIO_LABEL, value="preemption", effect="NoSchedule")
+TOLERATION = client.V1Toleration(key=SCENARIO_LABEL, operator="Exists", effect="NoSchedule")
+
 
 def unschedulable(pod: Any) -> bool:
     """Whether the scheduler has marked the pod PodScheduled=False (it tried and failed)."""
     conditions = (pod.status and pod.status.conditions) or []
     return any(c.type == "PodScheduled" and c.status == "False" for c in conditions)
+
+
+def foreign_pods_at_risk(s: Scenario, priority: int) -> list[str]:
+    """The pods of other namespaces bound to this scenario's nodes with a priority below
+    ``priority``: a preemptor of that priority could pick them as victims."""
+    at_risk = []
+    for node in s.nodes:
+        selector = f"spec.nodeName={node}"
+        for p in s.core.list_pod_for_all_namespaces(field_selector=selector).items:
+            if p.metadata.namespace != s.namespace and (p.spec.priority or 0) < priority:
+                at_risk.append(f"{p.metadata.namespace}/{p.metadata.name} on {node}")
+    return at_risk
 
 
 def run(s: Scenario) -> dict[str, str | None]:
@@ -63,22 +89,30 @@ def run(s: Scenario) -> dict[str, str | None]:
     }
     placed: dict[str, str | None] = {}
     for node, (cpu, pods) in NODES.items():
-        s.create_node(node, cpu=cpu, memory="4Gi")
+        s.create_node(node, cpu=cpu, memory="4Gi", taints=[TAINT])
         s.scheduler_has_seen("node", [node])
         for name, (priority, pod_cpu) in pods.items():
             s.create_pod(
                 name,
+                tolerations=[TOLERATION],
                 priority_class_name=classes[priority],
                 requests={"cpu": pod_cpu, "memory": MEMORY},
             )
             placed |= s.wait_for_bindings([name])
-    s.create_node("spare", cpu="2", memory="4Gi", unschedulable=True)
+    s.create_node("spare", cpu="2", memory="4Gi", unschedulable=True, taints=[TAINT])
     s.scheduler_has_seen("node", ["spare"])
+    others = foreign_pods_at_risk(s, PRIORITY_CLASSES["urgent"])
+    if others:
+        s.say(
+            f"scenario: stopped: pods of others run on this scenario's nodes: {', '.join(others)}"
+        )
+        return placed
     s.say("scenario: every node is full; a fake kubelet now finishes graceful deletions")
     s.start_kubelet()
 
     s.create_pod(
         "payments",
+        tolerations=[TOLERATION],
         priority_class_name=classes["urgent"],
         requests={"cpu": "2", "memory": MEMORY},
     )

@@ -315,3 +315,31 @@ def test_filter_counts_nominated_pods_of_equal_or_higher_priority(step: int) -> 
     # Without the nomination, any pod fits.
     sched.scheduling_queue.pod_nominator.delete_nominated_pod_if_exists(kept)
     assert fits(pod("lower", 500))
+
+
+# --- the scenario on a shared cluster ----------------------------------------------------------
+
+
+def test_the_scenario_finds_other_namespaces_pods_its_preemptor_could_evict(
+    api_client: client.ApiClient,
+) -> None:
+    from minisched.scenario import Scenario
+    from scenarios import step11
+
+    core = client.CoreV1Api(api_client)
+    with Scenario(api_client, "preemption-test", say=lambda line: None) as s:
+        s.create_node("n", cpu="2", memory="4Gi", taints=[step11.TAINT])
+        assert step11.foreign_pods_at_risk(s, 1000) == []
+        # A pod of someone else's, bound to the scenario's node (a DaemonSet's, say).
+        theirs = client.V1Pod(
+            metadata=client.V1ObjectMeta(name="theirs"),
+            spec=client.V1PodSpec(
+                node_name="n", containers=[client.V1Container(name="c", image="pause")]
+            ),
+        )
+        core.create_namespaced_pod("default", theirs)
+        try:
+            assert step11.foreign_pods_at_risk(s, 1000) == ["default/theirs on n"]
+            assert step11.foreign_pods_at_risk(s, 0) == []  # not below priority 0
+        finally:
+            core.delete_namespaced_pod("theirs", "default", grace_period_seconds=0)
