@@ -5,6 +5,7 @@ that a pod never preempts one of its own priority or higher."""
 from __future__ import annotations
 
 import datetime
+import random
 from typing import Any
 
 import pytest
@@ -343,3 +344,92 @@ def test_the_scenario_finds_other_namespaces_pods_its_preemptor_could_evict(
             assert step11.foreign_pods_at_risk(s, 0) == []  # not below priority 0
         finally:
             core.delete_namespaced_pod("theirs", "default", grace_period_seconds=0)
+
+
+# --- the dry run's sample, the PreFilter extensions, waiting victims ----------------------------
+
+
+@step_param
+def test_the_dry_run_starts_at_the_offset_and_stops_at_enough_candidates(step: int) -> None:
+    pods = [pod(f"low-{n}", 100, node=n) for n in ("a", "b", "c")]
+    sched = cluster(step, {"a": "1", "b": "1", "c": "1"}, pods, seed=7)
+    preemption = step_module(step, "preemption")
+    dp = step_module(step, "plugins.defaultpreemption")
+    plugin = dp.DefaultPreemption(dp.DefaultPreemptionArgs(10, 1), sched.framework)
+    # The offset comes from the scheduler's seeded source: a run with the same seed repeats it.
+    rng = random.Random(7)
+    assert plugin.get_offset_and_num_candidates(3) == (rng.randrange(3), 1)
+    preemptor = pod("p", 1000)
+    state = step_module(step, "cycle_state").CycleState()
+    sched.framework.run_pre_filter_plugins(state, preemptor)
+    ev = preemption.Evaluator(dp.NAME, sched.framework, state, plugin)
+    nodes = sched.snapshot.list()
+    candidates, statuses, errs = ev.dry_run_preemption(preemptor, nodes, [], 2, 1)
+    # One candidate is enough: c (offset 2) is the first tried, and the last.
+    assert [c.name for c in candidates] == ["c"] and statuses == {} and errs == []
+    candidates, _, _ = ev.dry_run_preemption(preemptor, nodes, [], 2, 3)
+    assert [c.name for c in candidates] == ["c", "a", "b"]  # wrapping around
+
+
+class CountingPreFilter:
+    """A PreFilter plugin whose extensions record what the dry run adds and removes."""
+
+    def __init__(self, fw: Any) -> None:
+        self.fw = fw
+        self.calls: list[tuple[str, str]] = []
+
+    def name(self) -> str:
+        return "Counting"
+
+    def pre_filter(self, state: Any, p: Any) -> Any:
+        return self.fw.Status()
+
+    def pre_filter_extensions(self) -> Any:
+        return self
+
+    def add_pod(self, state: Any, p: Any, pod_to_add: Any, node_info: Any) -> Any:
+        self.calls.append(("add", pod_to_add.metadata.name))
+        return self.fw.Status()
+
+    def remove_pod(self, state: Any, p: Any, pod_to_remove: Any, node_info: Any) -> Any:
+        self.calls.append(("remove", pod_to_remove.metadata.name))
+        return self.fw.Status()
+
+
+@step_param
+def test_victim_selection_keeps_the_prefilter_state_right_through_its_extensions(
+    step: int,
+) -> None:
+    pods = [pod("web", 200, node="n"), pod("batch", 100, cpu="2", node="n")]
+    sched = cluster(step, {"n": "3"}, pods)
+    counting = CountingPreFilter(step_module(step, "framework"))
+    sched.framework.pre_filter_plugins.append(counting)
+    assert victims_on(step, sched, pod("p", 1000, cpu="2"), "n")[0] == ["batch"]
+    # Both removed, then each put back from the most important down; batch out again.
+    assert counting.calls == [
+        ("remove", "web"),
+        ("remove", "batch"),
+        ("add", "web"),
+        ("add", "batch"),
+        ("remove", "batch"),
+    ]
+
+
+@step_param
+def test_a_victim_waiting_on_permit_is_rejected_not_deleted(step: int) -> None:
+    fw = step_module(step, "framework")
+    victim = pod("waiting", 100, node="n")
+    sched = cluster(step, {"n": "1"}, [victim])
+    waiting = step_module(step, "waiting_pods").WaitingPod(victim, sched.clock)
+    sched.framework.waiting_pods.add(waiting)
+    waiting.start({"NodeNumber": 10.0})
+    preemptor = pod("p", 1000)
+    add_pods(sched, preemptor)
+    state = step_module(step, "cycle_state").CycleState()
+    sched.framework.run_pre_filter_plugins(state, preemptor)
+    m = {"n": fw.Status(fw.Code.UNSCHEDULABLE, ["Insufficient cpu"])}
+    result, status = sched.framework.run_post_filter_plugins(state, preemptor, m)
+    assert status.is_success() and result.nominating_info.nominated_node_name == "n"
+    signal = waiting.get_signal()
+    assert signal.code == fw.Code.UNSCHEDULABLE and signal.message() == "preempted"
+    assert not [c for c in sched.client.calls if c[0] == "delete_namespaced_pod"]
