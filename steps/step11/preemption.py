@@ -365,8 +365,10 @@ class Evaluator:
                 )
             fh.recorder.record("preempted", pod=meta_namespace_key(victim), by=key, node=c.name)
 
-        # Lower-priority pods nominated to this node may no longer fit there: clearing their
-        # nomination updates them, which moves them to the active queue to find another node.
+        # Lower-priority pods nominated to this node may no longer fit there: clear their
+        # nomination, so that no room is kept for them; their next attempt looks anew. (The
+        # update does not move them by itself: a status-only change leaves a pod where it
+        # waits in the queue, upstream's comment here notwithstanding.)
         nominated_pods = get_lower_priority_nominated_pods(fh, pod, c.name)
         for err in clear_nominated_node_name(cs, nominated_pods):
             log.error("Cannot clear 'NominatedNodeName' field: %s", err)
