@@ -11,7 +11,8 @@ and this module turns what they recorded into tables. The events a step may reco
 ``queue``        pod, queue (activeQ/podBackoffQ/unschedulableQ/none), event: a queue move
 ``attempt``      pod: a scheduling cycle started for the pod
 ``filter``       pod, node, plugin, reason: a Filter plugin rejected the node
-``feasible``     pod, passed, nodes: how many of the nodes passed Filter
+``feasible``     pod, passed, nodes, nominated: how many of the nodes passed Filter (nominated:
+                 only the pod's nominated node was tried, and it passed)
 ``prescore``     pod, plugin, key, data: what a PreScore plugin wrote to CycleState
 ``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
 ``selected``     pod, node, among (step 1: how many nodes the random pick was among)
@@ -20,6 +21,9 @@ and this module turns what they recorded into tables. The events a step may reco
 ``forgotten``    pod, node: after a failure, Unreserve ran and the cache forgot the assumed pod
 ``unschedulable`` pod, message: the cycle failed, with the FitError message
 ``waiting``      pod, node, plugins: Permit made the pod wait
+``preemption``   pod, message: a step of the pod's preemption (eligibility, a candidate, the pick)
+``nominated``    pod, node: preemption nominated the node for the pod (status.nominatedNodeName)
+``preempted``    pod, by, node: the pod was evicted to make room for ``by``
 ``bound``        pod, node: the binding was accepted by the API server
 ``error``        pod, message: anything else that went wrong for the pod
 ``say``          line: a line of the scenario's own (``Report.say``)
@@ -119,6 +123,8 @@ class PodView:
     selected: str = ""
     node: str = ""
     message: str = ""
+    nominated: str = ""  # the node preemption nominated for the pod
+    nominated_first: bool = False  # the last attempt tried its nominated node alone
 
 
 def new_console() -> Console:
@@ -287,6 +293,7 @@ class Report:
             view.filters.clear()
             view.scores.clear()
             view.passed, view.nodes, view.among = -1, 0, 0
+            view.nominated_first = False
             view.permit.clear()
             view.selected = view.message = ""
             return ""
@@ -295,6 +302,7 @@ class Report:
             return ""
         if event == "feasible":
             view.passed, view.nodes = int(f["passed"]), int(f["nodes"])
+            view.nominated_first = bool(f.get("nominated"))
             return ""
         if event == "prescore":
             return f"prescore {pod}: {f['plugin']} wrote {f['key']} = {f['data']!r} to CycleState"
@@ -325,6 +333,13 @@ class Report:
                 for p in f.get("plugins", ())
             )
             return f"waiting  {pod}: on {f['node']}, Permit by {plugins}"
+        if event == "preemption":
+            return f"preempt  {pod}: {f['message']}"
+        if event == "nominated":
+            view.nominated = f["node"]
+            return f"nominate {pod} -> {f['node']} (status.nominatedNodeName)"
+        if event == "preempted":
+            return f"preempted {pod} on {f['node']}, for {f['by']}: deleted, gracefully"
         if event == "bound":
             view.node = f["node"]
             view.queue = ""
@@ -414,6 +429,8 @@ class Report:
                 if tied > 1 and totals[node] == max(totals.values()):
                     why += f"; {tied} nodes tied, picked at random"
                 return why
+            if view.nominated_first and view.passed == 1:
+                return "its nominated node, tried first, passed Filter"
             if view.passed == 1:
                 return f"1 of {view.nodes} nodes passed Filter"
             if view.passed > 1:

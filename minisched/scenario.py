@@ -71,6 +71,7 @@ class Scenario:
         self.nodes: list[str] = []
         self.pods: list[str] = []
         self._kubelets: list[FakeKubelet] = []
+        self._priority_classes: list[str] = []
 
     # --- setup and teardown ----------------------------------------------------------------
 
@@ -109,6 +110,7 @@ class Scenario:
             self.core.delete_collection_node(label_selector=f"{SCENARIO_LABEL}={self.name}")
         except client.ApiException as e:
             log.warning("cleanup of nodes: %s", e.reason)
+        self._delete_priority_classes()
 
     # --- objects ---------------------------------------------------------------------------
 
@@ -307,3 +309,36 @@ class Scenario:
             if not report.wait_until(lambda: all(report.bound_node(k) for k in keys), 10.0):
                 log.warning("the scheduler did not report the bindings of %s in time", keys)
         return bindings
+
+    # --- priority classes ----------------------------------------------------------------------
+
+    def create_priority_class(
+        self, name: str, value: int, *, preemption_policy: str | None = None
+    ) -> str:
+        """A PriorityClass for this run's pods (``create_pod(priority_class_name=...)``); the
+        name it was given. PriorityClasses are cluster-scoped, so the name is this run's
+        namespace and ``name`` (``minisched-preemption-x7k2p-low``), labelled as the run's
+        nodes are; ``cleanup()`` deletes it."""
+        full_name = f"{self.namespace}-{name}"
+        scheduling = client.SchedulingV1Api(self.api_client)
+        scheduling.create_priority_class(
+            client.V1PriorityClass(
+                metadata=client.V1ObjectMeta(name=full_name, labels={SCENARIO_LABEL: self.name}),
+                value=value,
+                preemption_policy=preemption_policy,
+                description=f"minisched scenario {self.name}: {name}",
+            )
+        )
+        self.say(f"scenario: created PriorityClass {name} (value {value})")
+        self._priority_classes.append(full_name)
+        return full_name
+
+    def _delete_priority_classes(self) -> None:
+        scheduling = client.SchedulingV1Api(self.api_client)
+        for name in self._priority_classes:
+            try:
+                scheduling.delete_priority_class(name)
+            except client.ApiException as e:
+                if e.status != 404:
+                    log.warning("cleanup of PriorityClass %s: %s", name, e.reason)
+        self._priority_classes.clear()

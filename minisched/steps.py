@@ -106,6 +106,12 @@ STEPS: tuple[Step, ...] = (
         "PreFilter and NodeResourcesFit",
         "PreFilter and its extensions; NodeResourcesFit filters and scores by requests",
     ),
+    Step(
+        11,
+        "preemption",
+        "PostFilter and preemption",
+        "PostFilter and DefaultPreemption; the nominator; Filter counts nominated pods",
+    ),
 )
 
 

@@ -126,6 +126,33 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: db's deletion freed 2 CPU on large; batch went there",
         ],
     ),
+    11: (
+        # payments (urgent) fits nowhere; batch-c (low) on north is its one victim.
+        lambda b: (
+            b
+            == {
+                "batch-a": "east",
+                "batch-b": "east",
+                "api": "west",
+                "web": "north",
+                "ledger": "south",
+                "payments": "north",
+            }
+        ),
+        [
+            "/payments: west is a candidate: evict api (priority 500)",
+            "/payments: north is a candidate: evict batch-c (priority 100); web (priority 200)"
+            " can stay (reprieved)",
+            "/payments: south is no candidate: No victims found on node south for preemptor pod"
+            " payments",
+            "/payments: picked north: the smallest sum of victim priorities",
+            "/batch-c on north, for minisched-preemption-",
+            "/payments: 0/5 nodes are available: 1 node(s) were unschedulable, 4 Insufficient cpu.",
+            "/payments -> north (status.nominatedNodeName)",
+            "its nominated node, tried first, passed Filter",
+            "scenario: batch-c was preempted; payments runs on north, its nominated node",
+        ],
+    ),
 }
 
 
@@ -146,6 +173,14 @@ ORDER: dict[int, list[str]] = {
         "scenario: deleted pod db",
         "/batch: -> podBackoffQ (AssignedPodDelete)",
         "bound    minisched-resources-",
+    ],
+    11: [
+        "scenario: created pod payments",
+        "/payments: picked north",
+        "preempted minisched-preemption-",
+        "/payments -> north (status.nominatedNodeName)",
+        "bound    minisched-preemption-",
+        "scenario: batch-c was preempted",
     ],
 }
 
