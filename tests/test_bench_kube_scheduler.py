@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from minisched import runner
-from minisched.bench import kube_scheduler
+from minisched.bench import kube_scheduler, results
 from minisched.bench.__main__ import main as bench_main
 from minisched.bench.scheduler import Server, kube_scheduler_contender
 
@@ -191,3 +191,23 @@ def test_runner_flag_binds_every_pod_of_step2(capsys: pytest.CaptureFixture[str]
     assert "where kube-scheduler bound each pod" in out
     assert "(pending)" not in out
     assert "pod1" in out and "pod-tolerant" in out
+
+
+def test_the_target_line_says_how_kube_scheduler_was_configured() -> None:
+    """The step-8 target is set against percentageOfNodesToScore 100: a run with another
+    setting says so, and how to get the target's."""
+
+    def workload(name: str, step: int | None, pods_per_s: float) -> dict[str, object]:
+        summary = {"ok": True, "pods_per_s": pods_per_s}
+        return {"scheduler": name, "step": step, "nodes": 500, "pods": 1000, "summary": summary}
+
+    data = {
+        "config": {"kube_scheduler": {"path": "/k", "percentage_of_nodes_to_score": None}},
+        "workloads": [workload("step8", 8, 100.0), workload("default-scheduler", None, 400.0)],
+    }
+    (line,) = results.targets(data)
+    assert "0.25 x" in line and "this run's kube-scheduler: percentageOfNodesToScore unset" in line
+    data["config"]["kube_scheduler"]["percentage_of_nodes_to_score"] = 100  # type: ignore[index]
+    (line,) = results.targets(data)
+    assert "this run's" not in line
+    assert "Side by side with kube-scheduler /k" in str(results.side_by_side_table(data).title)  # type: ignore[union-attr]

@@ -264,8 +264,8 @@ class Process:
 # --- a scenario run by kube-scheduler (python -m minisched.runner N --kube-scheduler PATH) ------
 
 STEP_PLUGINS_NOTE = (
-    "kube-scheduler has none of the steps' teaching plugins (NodeNumber's scores, its Permit "
-    "wait): where it binds may differ from step {n}'s, and that is the comparison"
+    "kube-scheduler has none of the steps' teaching plugins (NodeNumber's scores, its "
+    "Permit wait), so it may bind otherwise than step {n}: that is the comparison"
 )
 
 
@@ -352,11 +352,8 @@ def run_scenario(
                 if not cluster.is_connection_error(e):
                     raise
                 raise cluster.ClusterError(c.went_away(e)) from None
-    table = Table(
-        title=f"Step {number}'s scenario: where kube-scheduler bound each pod",
-        title_justify="left",
-        min_width=len(f"Step {number}'s scenario: where kube-scheduler bound each pod"),
-    )
+    out(f"Step {number}'s scenario: where kube-scheduler bound each pod")
+    table = Table()
     table.add_column("pod")
     table.add_column("node")
     for pod, node in bindings.items():

@@ -229,6 +229,15 @@ def _summary(results: dict[str, Any], scheduler: str, nodes: int) -> dict[str, A
 def targets(results: dict[str, Any]) -> list[str]:
     """The issue's targets, as ratios measured in this run; lines to print."""
     lines = []
+    kube = (results.get("config") or {}).get("kube_scheduler")
+    this_run = ""
+    if kube and kube.get("percentage_of_nodes_to_score") != 100:
+        pct = kube.get("percentage_of_nodes_to_score")
+        this_run = (
+            "; this run's kube-scheduler: percentageOfNodesToScore "
+            f"{'unset (adaptive)' if pct is None else pct}, --kube-scheduler-percentage 100 "
+            "for the target's"
+        )
     for w, d in _pairs(results):
         if w.get("step") != 8:
             continue
@@ -238,7 +247,8 @@ def targets(results: dict[str, Any]) -> list[str]:
             lines.append(
                 f"step 8 at {w['nodes']} nodes: {mine['pods_per_s']:.0f} pods/s = {ratio:.2f} x "
                 f"the default-scheduler's {theirs['pods_per_s']:.0f} (target >= "
-                f"{TARGET_FRACTION} against kube-scheduler with percentageOfNodesToScore 100)"
+                f"{TARGET_FRACTION} against kube-scheduler with percentageOfNodesToScore 100"
+                f"{this_run})"
             )
         if mine.get("scheduler_peak_rss_mib") and theirs.get("scheduler_peak_rss_mib"):
             ratio = mine["scheduler_peak_rss_mib"] / theirs["scheduler_peak_rss_mib"]
