@@ -285,8 +285,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "step", help="the step to run (" + ", ".join(str(s.number) for s in steps.built()) + ")"
     )
     _add_common_flags(parser)
+    parser.add_argument(
+        "--kube-scheduler",
+        metavar="PATH",
+        help="run the scenario with the real kube-scheduler binary at PATH scheduling its pods "
+        "instead of the step's scheduler (minisched/bench/kube_scheduler.py)",
+    )
     args = parser.parse_args(argv)
     setup_logging(args.verbose)
+    if args.kube_scheduler:
+        from .bench.kube_scheduler import main_scenario
+
+        return main_scenario(args)
     if args.verbose <= 0:
         # The informers' "cannot reach the API server" warning: the runner ends the run with
         # a line of its own when the server goes away, one is enough.

@@ -6,6 +6,7 @@ SchedulingBasic at 500 and 5000 nodes; metric SchedulingThroughput in pods/s).
     python -m minisched.bench [--steps 1 3 6 8] [--nodes 100 500 5000] [--pods 1000]
         [--repeats N] [--out DIR] [--compare FILE] [--kubeconfig PATH [--context C]
         [--with-default-scheduler [--default-scheduler-command CMD]]]
+        [--kube-scheduler PATH [--kube-scheduler-percentage N]]
         [--apiserver/--no-apiserver] [--baseline/--no-baseline] [--quick] [--profile DIR]
 
 Every (step, nodes, pods) workload runs ``--repeats`` times against a fresh embedded API server
@@ -13,9 +14,12 @@ Every (step, nodes, pods) workload runs ``--repeats`` times against a fresh embe
 it, ``python -m steps.stepN --kubeconfig PATH``; the baseline binder (shown as "binder") runs
 once per node count. ``--with-default-scheduler`` runs the same workload with the pods left to
 the cluster's ``default-scheduler``, interleaved with the steps' runs, and prints both side by
-side. Results go to ``<out>/bench-<time>.json`` and are printed as tables, with the issue's
-targets as ratios. These machines are noisy: compare ratios measured side by side (in one run,
-or ``--compare`` an earlier file), never absolute times.
+side. ``--kube-scheduler PATH`` does the same with the kube-scheduler binary at PATH as the
+default-scheduler, on the embedded server too (then served over TLS, for every run alike): a
+KubeSchedulerConfiguration is generated for each run (``kube_scheduler.py``). Results go to
+``<out>/bench-<time>.json`` and are printed as tables, with the issue's targets as ratios.
+These machines are noisy: compare ratios measured side by side (in one run, or ``--compare``
+an earlier file), never absolute times.
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ from rich.console import Console
 
 from minisched import steps
 
+from . import kube_scheduler
 from . import results as results_mod
 from .scheduler import (
     MEASURE_NOTE,
     NAMING_NOTE,
     Target,
     default_scheduler_contender,
+    kube_scheduler_contender,
     run_workloads,
     step_contender,
 )
@@ -82,6 +88,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "default-scheduler is used, so its pods are scheduled while they are created",
     )
     p.add_argument(
+        "--kube-scheduler",
+        metavar="PATH",
+        help="also run every workload with its pods left to the kube-scheduler binary at PATH "
+        "(a generated configuration: one profile default-scheduler, qps/burst 5000, no leader "
+        "election), started once the pods exist and stopped after; on the embedded server "
+        "(served over TLS for every run) or with --kubeconfig",
+    )
+    p.add_argument(
+        "--kube-scheduler-percentage",
+        type=int,
+        metavar="N",
+        help="with --kube-scheduler: its percentageOfNodesToScore (default unset: adaptive)",
+    )
+    p.add_argument(
         "--apiserver",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -111,19 +131,54 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.with_default_scheduler and not args.kubeconfig:
+    kube_path = None
+    try:
+        if args.kube_scheduler:
+            if args.default_scheduler_command:
+                raise kube_scheduler.KubeSchedulerError(
+                    "--kube-scheduler and --default-scheduler-command: give one of them"
+                )
+            kube_path = kube_scheduler.check_binary(args.kube_scheduler)
+            args.with_default_scheduler = True
+        elif args.kube_scheduler_percentage is not None:
+            raise kube_scheduler.KubeSchedulerError(
+                "--kube-scheduler-percentage goes with --kube-scheduler"
+            )
+        kube_scheduler.check_percentage(args.kube_scheduler_percentage)
+    except kube_scheduler.KubeSchedulerError as e:
+        print(f"error: {e}")
+        return 2
+    if args.with_default_scheduler and not args.kubeconfig and not kube_path:
         print("error: --with-default-scheduler needs --kubeconfig (a cluster that runs one)")
         return 2
     if args.default_scheduler_command and not args.with_default_scheduler:
         print("error: --default-scheduler-command goes with --with-default-scheduler")
         return 2
     # Piped output (nox logs, CI) gets a width that fits the workloads table.
-    console = Console() if sys.stdout.isatty() else Console(width=150)
-    target = Target(args.kubeconfig, args.context)
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    target = Target(args.kubeconfig, args.context, tls=bool(kube_path) and not args.kubeconfig)
     wanted = args.steps or list(DEFAULT_STEPS)
     built = [n for n in wanted if 1 <= n <= len(steps.STEPS) and steps.get(n).built]
     notes = [NAMING_NOTE, MEASURE_NOTE]
-    if args.with_default_scheduler and args.default_scheduler_command:
+    kube_config = None
+    if kube_path:
+        pct = args.kube_scheduler_percentage
+        kube_config = {
+            "path": kube_path,
+            "version": kube_scheduler.version(kube_path),
+            "percentage_of_nodes_to_score": pct,
+        }
+        notes.append(
+            f"default-scheduler: the real kube-scheduler {kube_path} ({kube_config['version']}), "
+            "started once the pods existed and stopped after the run; "
+            + kube_scheduler.describe("default-scheduler", pct)
+        )
+        if target.tls:
+            notes.append(
+                "the embedded API server served HTTPS in every run (kube-scheduler sends its "
+                "token only over TLS), the steps' and the binder's runs included"
+            )
+    elif args.with_default_scheduler and args.default_scheduler_command:
         notes.append(
             "default-scheduler: started by --default-scheduler-command once the pods existed, "
             f"stopped after the run: {args.default_scheduler_command}"
@@ -150,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "target": "embedded" if target.embedded else f"{args.kubeconfig} ({args.context})",
         "with_default_scheduler": args.with_default_scheduler,
         "default_scheduler_command": args.default_scheduler_command,
+        "kube_scheduler": kube_config,
+        "tls": target.tls,
     }
     results = results_mod.new(config, notes)
 
@@ -158,7 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     say(f"minisched bench: steps {built}, nodes {nodes}, pods {pods}, repeats {args.repeats}")
     contenders = [step_contender(step) for step in ([0] if args.baseline else []) + built]
-    if args.with_default_scheduler:
+    if kube_path:
+        contenders.append(kube_scheduler_contender(kube_path, args.kube_scheduler_percentage))
+    elif args.with_default_scheduler:
         contenders.append(default_scheduler_contender(args.default_scheduler_command))
     for p in pods:
         for n in nodes:

@@ -103,14 +103,16 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("RSS end", "scheduler_rss_end_mib", 0),
     ("RSS peak", "scheduler_peak_rss_mib", 0),
     ("API RSS", "apiserver_peak_rss_mib", 0),
+    ("API CPU s", "apiserver_cpu_s", 2),
     ("setup s", "setup_s", 1),
     ("log lines", "log_lines", 0),
 )
 TABLE_NOTE = (
     "CPU: the scheduler process's CPU seconds from the first binding to the last; RSS (MiB) of "
     "the scheduler process when it started, at the last binding, and its peak; API RSS: the "
-    "embedded API server's peak; setup: seconds to create the nodes and pods; log lines: what "
-    "the scheduler wrote to stdout and stderr"
+    "embedded API server's peak; API CPU: its CPU seconds while the scheduler ran; setup: "
+    "seconds to create the nodes and pods; log lines: what the scheduler wrote to stdout and "
+    "stderr"
 )
 
 
@@ -118,7 +120,8 @@ def workloads_table(results: dict[str, Any]) -> Table:
     table = Table(
         title="Scheduler workloads (SchedulingBasic)", title_justify="left", caption=TABLE_NOTE
     )
-    for header in ("scheduler", "nodes", "pods"):
+    table.add_column("scheduler", justify="right", no_wrap=True)
+    for header in ("nodes", "pods"):
         table.add_column(header, justify="right")
     for header, _, _ in COLUMNS:
         table.add_column(header, justify="right")
@@ -173,7 +176,9 @@ def side_by_side_table(results: dict[str, Any]) -> Table | None:
     pairs = _pairs(results)
     if not pairs:
         return None
-    title = "Side by side with the cluster's default-scheduler (same API server, interleaved)"
+    kube = (results.get("config") or {}).get("kube_scheduler")
+    who = f"kube-scheduler {kube['path']}" if kube else "the cluster's default-scheduler"
+    title = f"Side by side with {who} (same API server, interleaved)"
     table = Table(title=title, title_justify="left")
     for header in ("step", "nodes", "pods"):
         table.add_column(header, justify="right")
@@ -224,6 +229,15 @@ def _summary(results: dict[str, Any], scheduler: str, nodes: int) -> dict[str, A
 def targets(results: dict[str, Any]) -> list[str]:
     """The issue's targets, as ratios measured in this run; lines to print."""
     lines = []
+    kube = (results.get("config") or {}).get("kube_scheduler")
+    this_run = ""
+    if kube and kube.get("percentage_of_nodes_to_score") != 100:
+        pct = kube.get("percentage_of_nodes_to_score")
+        this_run = (
+            "; this run's kube-scheduler: percentageOfNodesToScore "
+            f"{'unset (adaptive)' if pct is None else pct}, --kube-scheduler-percentage 100 "
+            "for the target's"
+        )
     for w, d in _pairs(results):
         if w.get("step") != 8:
             continue
@@ -233,7 +247,8 @@ def targets(results: dict[str, Any]) -> list[str]:
             lines.append(
                 f"step 8 at {w['nodes']} nodes: {mine['pods_per_s']:.0f} pods/s = {ratio:.2f} x "
                 f"the default-scheduler's {theirs['pods_per_s']:.0f} (target >= "
-                f"{TARGET_FRACTION} against kube-scheduler with percentageOfNodesToScore 100)"
+                f"{TARGET_FRACTION} against kube-scheduler with percentageOfNodesToScore 100"
+                f"{this_run})"
             )
         if mine.get("scheduler_peak_rss_mib") and theirs.get("scheduler_peak_rss_mib"):
             ratio = mine["scheduler_peak_rss_mib"] / theirs["scheduler_peak_rss_mib"]

@@ -53,6 +53,7 @@ from kubernetes import client, config
 from minisched.cluster import EmbeddedServer
 from minisched.scenario import NODE_SELECTOR, SCENARIO_LABEL, SCHEDULER_NAME, Scenario
 
+from . import kube_scheduler
 from .proc import cpu_seconds, peak_rss_mib, rss_mib
 
 SCENARIO_NAME = "bench"
@@ -87,6 +88,9 @@ class Target:
 
     kubeconfig: str | None = None
     context: str | None = None
+    # The embedded server serves HTTPS: kube-scheduler (client-go) sends its token only over
+    # TLS. Every contender then runs against the same HTTPS server.
+    tls: bool = False
 
     @property
     def embedded(self) -> bool:
@@ -102,14 +106,25 @@ class Contender:
     kubeconfig and ``{namespace}`` for the run's namespace; None for a scheduler the cluster
     already runs (its pods are then created while it runs, so its throughput is at most the
     creation rate). A step also gets ``--seed`` and the cluster's ``--context``.
+    ``kube_scheduler``: the path of a kube-scheduler binary and its percentageOfNodesToScore
+    (None: unset); its command, with a configuration written for the run, replaces ``command``.
     """
 
     name: str
     scheduler_name: str
     command: list[str] | None
     step: int | None = None
+    kube_scheduler: tuple[str, int | None] | None = None
 
-    def argv(self, server: Server, seed: int, namespace: str) -> list[str] | None:
+    def argv(
+        self, server: Server, seed: int, namespace: str, directory: str = "."
+    ) -> list[str] | None:
+        """The command line; a kube-scheduler's configuration is written to ``directory``."""
+        if self.kube_scheduler is not None:
+            path, percentage = self.kube_scheduler
+            return kube_scheduler.command(
+                path, directory, server.kubeconfig, server.context, self.scheduler_name, percentage
+            )
         if self.command is None:
             return None
         argv = [
@@ -144,6 +159,13 @@ def default_scheduler_contender(command: str | None) -> Contender:
     return Contender(DEFAULT_SCHEDULER, DEFAULT_SCHEDULER, argv)
 
 
+def kube_scheduler_contender(path: str, percentage: int | None) -> Contender:
+    """The real kube-scheduler binary at ``path`` playing the ``default-scheduler``: a
+    configuration with one profile of that name is generated for each run
+    (``kube_scheduler.config``), and it is started once the pods exist, stopped after."""
+    return Contender(DEFAULT_SCHEDULER, DEFAULT_SCHEDULER, None, kube_scheduler=(path, percentage))
+
+
 def label(name: str) -> str:
     """How a contender is shown in tables: ``8``, ``binder``, ``default-scheduler``."""
     return name[len("step") :] if name.startswith("step") else name
@@ -165,7 +187,7 @@ def api_server(target: Target) -> Iterator[Server]:
     """A fresh embedded API server for one run, or a client for the real cluster."""
     if target.embedded:
         started = time.monotonic()
-        with EmbeddedServer() as embedded:
+        with EmbeddedServer(*(["--tls"] if target.tls else [])) as embedded:
             ready = time.monotonic() - started
             api = config.new_client_from_config(config_file=embedded.kubeconfig)
             try:
@@ -481,8 +503,8 @@ def schedule_and_watch(
 
     watch = BindingWatch(core, namespace, pods, on_first=first_binding)
     watch.start()
-    argv = contender.argv(server, seed, namespace)
     with tempfile.TemporaryDirectory(prefix="minisched-bench-") as tmp:
+        argv = contender.argv(server, seed, namespace, tmp)
         stdout_path, stderr_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
         outcome = "ok"
         started, peak = time.monotonic(), None
