@@ -306,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NoSuchStep as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    _watch_sigint()
     try:
         run_step(
             step.number,
@@ -321,7 +322,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (cluster.ClusterError, WebError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except Exception:
+        # A Ctrl-C that lands inside a C extension can come out as that extension's error:
+        # pydantic-core, building a client model's validator on its first use, turns the
+        # KeyboardInterrupt into a SchemaError. The run was interrupted all the same.
+        if not _sigint.is_set():
+            raise
+        print("interrupted: scheduler, scenario objects and API server were shut down")
+        return 130
     return 0
+
+
+# Set by the SIGINT handler below: whether a Ctrl-C came, whatever exception it turned into.
+_sigint = threading.Event()
+
+
+def _watch_sigint() -> None:
+    """Note each Ctrl-C, then raise KeyboardInterrupt as Python's own handler does. Only when
+    that handler is installed: a parent that set SIGINT to default or ignore keeps its choice."""
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        _sigint.set()
+        signal.default_int_handler(signum, frame)
+
+    if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, on_sigint)
 
 
 def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -164,3 +165,29 @@ def test_a_pod_waiting_when_the_scheduler_stops_stays_pending_without_an_error(s
     assert sched.recorder.of("error") == []
     assert sched.client.bindings == []
     assert [c for c in sched.client.calls if c[0] == "patch_namespaced_pod_status"] == []
+
+
+def test_a_ctrl_c_turned_into_another_error_still_ends_as_interrupted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pydantic-core turns a KeyboardInterrupt raised while it builds a validator into a
+    # SchemaError; the run was still interrupted by the user, so it ends with 130, no traceback.
+    from minisched import runner
+
+    class SchemaError(Exception):
+        pass
+
+    def interrupted_inside_an_extension(*args: object, **kwargs: object) -> None:
+        runner._sigint.set()
+        raise SchemaError("Error building validator: KeyboardInterrupt")
+
+    monkeypatch.setattr(runner, "_watch_sigint", lambda: None)
+    monkeypatch.setattr(runner, "run_step", interrupted_inside_an_extension)
+    monkeypatch.setattr(runner, "_sigint", threading.Event())
+    assert runner.main(["1"]) == 130
+    assert "interrupted" in capsys.readouterr().out
+    # Without a Ctrl-C the same error is a bug, and it is not hidden.
+    runner._sigint.clear()
+    monkeypatch.setattr(runner, "run_step", lambda *a, **k: (_ for _ in ()).throw(SchemaError()))
+    with pytest.raises(SchemaError):
+        runner.main(["1"])
