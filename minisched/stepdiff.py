@@ -1,9 +1,10 @@
 """The diff between two steps, as ``diff -ruN steps/stepA steps/stepB`` would print it.
 
 Upstream counterpart: none; this is the repository's own tooling. The stored diffs in
-``docs/diffs/stepM-stepN.diff`` (M the built step before N, usually N-1) are made by ``python -m minisched.stepdiff --write`` (or
-``hack/gen-diffs.sh``) and a test fails when one is stale, so a fix made in one step but not
-carried forward to the next shows up as a change in a diff nobody meant to change.
+``docs/diffs/stepM-stepN.diff`` (M: the built step before N, usually N-1) are made by
+``python -m minisched.stepdiff --write`` (or ``hack/gen-diffs.sh``) and a test fails when one
+is stale, so a fix made in one step but not carried forward to the next shows up as a change
+in a diff nobody meant to change.
 
 ``nox -s diff -- 4 5`` prints one diff, coloured on a terminal.
 """

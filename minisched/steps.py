@@ -4,8 +4,8 @@ Everything that lists the steps reads this table: the nox sessions (``nox -s ste
 runner, the README's steps table, the docs tests and the layout tests. A step is *built* when
 its package ``steps/stepN`` exists; the manifest may name a step before it is built, so that
 ``nox -s stepN`` can say "not built yet" instead of "no such session", and a later step may be
-built first: it then grows from the last built step before it (``previous_built``). Steps 1-8 are Part I,
-the workshop; Part II continues it from step 9, one feature per step.
+built first: it then grows from the last built step before it (``previous_built``). Steps 1-8
+are Part I, the workshop; Part II continues it from step 9, one feature per step.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def test_the_manifest_names_every_step_folder_and_step1_is_built() -> None:
 
 def test_a_step_grows_from_the_last_built_step_before_it() -> None:
     numbers = [s.number for s in steps.built()]
-    for before, after in zip(numbers, numbers[1:]):
+    for before, after in zip(numbers, numbers[1:], strict=False):
         previous = steps.previous_built(after)
         assert previous is not None and previous.number == before
     assert steps.previous_built(1) is None
