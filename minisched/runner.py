@@ -396,7 +396,10 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
 
 
 def _run_scheduler_alone(
-    number: int, args: argparse.Namespace, stop: threading.Event, options: dict[str, Any]
+    number: int,
+    args: argparse.Namespace,
+    stop: threading.Event,
+    options: dict[str, Any] | None = None,
 ) -> int:
     with cluster.connect(args.kubeconfig, args.context, embedded=args.embedded) as c:
         log.info("scheduling pods with schedulerName minisched on the %s", c.describe())
@@ -409,7 +412,7 @@ def _run_scheduler_alone(
             seed=args.seed,
             recorder=report,
             node_selector=args.node_selector,
-            **options,
+            **(options or {}),
         )
         page = _page(args)
         if page is not None:
