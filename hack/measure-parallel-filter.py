@@ -2,8 +2,8 @@
 """What 16 threads would buy step 12's Filter loop on this CPython, measured, not guessed.
 
 Upstream runs Filter (and Score) on 16 goroutines. This times one scheduling cycle's Filter on
-N nodes (default 5000) four ways, in this process, with no API server (docs/step12-sampling.md
-quotes its output):
+N nodes (default 5000) four ways, in wall time and in the process's CPU time, in this process,
+with no API server (docs/step12-sampling.md quotes its output):
 
 - every node, one after the other (what step 10 does);
 - every node, on a ThreadPoolExecutor of 16 threads, in upstream's chunks (parallelize.Until:
@@ -45,14 +45,23 @@ def chunk_size_for(n: int, parallelism: int) -> int:
     return max(1, min(s, r))
 
 
-def median_ms(fn: Callable[[], object], repeats: int) -> float:
-    fn()  # warm up
-    times = []
+def measure(fns: list[Callable[[], object]], repeats: int) -> list[tuple[float, float]]:
+    """Each function's median wall time and median CPU time of the process, in ms. The
+    functions take turns, so that a busy spell of the machine slows all of them alike."""
+    for fn in fns:
+        fn()  # warm up
+    wall: list[list[float]] = [[] for _ in fns]
+    cpu: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return 1000 * statistics.median(times)
+        for i, fn in enumerate(fns):
+            t, c = time.perf_counter(), time.process_time()
+            fn()
+            wall[i].append(time.perf_counter() - t)
+            cpu[i].append(time.process_time() - c)
+    return [
+        (1000 * statistics.median(w), 1000 * statistics.median(c))
+        for w, c in zip(wall, cpu, strict=True)
+    ]
 
 
 def scheduler(step: int, nodes: int) -> object:
@@ -131,18 +140,12 @@ def main() -> int:
         one.find_nodes_that_pass_filters(sched, fwk, state, p, diagnosis, nodes)
 
     to_find = one.num_feasible_nodes_to_find(0, len(nodes))
-    results = [
-        (
-            f"Filter, all {len(nodes)} nodes, one after the other",
-            median_ms(every_node, args.repeats),
-        ),
-        (
-            f"Filter, all {len(nodes)} nodes, {PARALLELISM} threads (chunks of {size})",
-            median_ms(every_node_on_threads, args.repeats),
-        ),
-        (f"Filter, step 12: until {to_find} fit", median_ms(sampled, args.repeats)),
+    names = [
+        f"Filter, all {len(nodes)} nodes, one after the other",
+        f"Filter, all {len(nodes)} nodes, {PARALLELISM} threads (chunks of {size})",
+        f"Filter, step 12: until {to_find} fit",
     ]
-    pool.shutdown()
+    fns: list[Callable[[], object]] = [every_node, every_node_on_threads, sampled]
     for step in (10, 12):
         s = scheduler(step, args.nodes)
         schedule_pod = step_module(step, "schedule_one").schedule_pod
@@ -153,10 +156,14 @@ def main() -> int:
         ) -> None:
             schedule_pod(s, s.framework, cs.CycleState(), p)
 
-        results.append((f"a whole cycle, step {step}", median_ms(cycle, args.repeats)))
-    width = max(len(name) for name, _ in results)
-    for name, ms in results:
-        print(f"{name:<{width}}  {ms:8.1f} ms")
+        names.append(f"a whole cycle, step {step}")
+        fns.append(cycle)
+    results = measure(fns, args.repeats)
+    pool.shutdown()
+    width = max(len(name) for name in names)
+    print(f"{'':<{width}}  {'wall':>8}  {'CPU':>8}")
+    for name, (wall, cpu) in zip(names, results, strict=True):
+        print(f"{name:<{width}}  {wall:5.1f} ms  {cpu:5.1f} ms")
     return 0
 
 

@@ -10,6 +10,8 @@ Two entry points:
   ``nox -s stepN`` and ``python scenarios/stepN.py`` call): runs step N's scheduler in a thread
   and ``scenarios/stepN.py`` against the embedded API server or the given cluster.
   ``--web`` also serves a live page of the run (minisched/web), up until Ctrl-C.
+  ``--percentage-of-nodes-to-score N`` sets that scheduler setting, for the steps that have it
+  (``SETTINGS``); the others refuse it in one line.
 - ``scheduler_main(package)``, behind ``python -m steps.stepN``: the scheduler alone, like the
   kube-scheduler binary, until Ctrl-C.
 
