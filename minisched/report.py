@@ -12,7 +12,9 @@ and this module turns what they recorded into tables. The events a step may reco
 ``attempt``      pod: a scheduling cycle started for the pod
 ``filter``       pod, node, plugin, reason: a Filter plugin rejected the node
 ``feasible``     pod, passed, nodes, nominated: how many of the nodes passed Filter (nominated:
-                 only the pod's nominated node was tried, and it passed)
+                 only the pod's nominated node was tried, and it passed); from step 12 also
+                 checked, start, to_find: the nodes Filter examined, from which index, and
+                 how many feasible nodes were enough (numFeasibleNodesToFind)
 ``prescore``     pod, plugin, key, data: what a PreScore plugin wrote to CycleState
 ``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
 ``selected``     pod, node, among (step 1: how many nodes the random pick was among)
@@ -70,6 +72,12 @@ PIPE_WIDTH = 200
 
 # The events that carry one node's result: recorded once per node (and plugin) every cycle.
 PER_NODE = frozenset({"filter", "score"})
+
+# A summary table of more nodes than this folds its rows (a cluster of hundreds of nodes):
+# "Why this node" shows the best-scored nodes and counts the rest, with the rejected nodes
+# counted per reason; "Nodes" shows the nodes that hold pods.
+FOLD_ROWS = 12
+SHOWN_PASSED = 5  # the best-scored nodes a folded "Why this node" table shows
 
 # The events after which a pod is in no queue and no cycle (it may come back to a queue).
 _DONE = frozenset({"bound", "error", "unschedulable"})
@@ -303,7 +311,13 @@ class Report:
         if event == "feasible":
             view.passed, view.nodes = int(f["passed"]), int(f["nodes"])
             view.nominated_first = bool(f.get("nominated"))
-            return ""
+            if "to_find" not in f:
+                return ""
+            return (
+                f"filter   {pod}: checked {f['checked']} of {f['nodes']} nodes from index "
+                f"{f['start']}, found {f['passed']} feasible "
+                f"(numFeasibleNodesToFind {f['to_find']})"
+            )
         if event == "prescore":
             return f"prescore {pod}: {f['plugin']} wrote {f['key']} = {f['data']!r} to CycleState"
         if event == "score":
@@ -462,17 +476,43 @@ class Report:
             view = self._find(pod) or PodView()
             # The selected node too: it has no scores when it was the only one to pass.
             passed = set(view.scores) | ({view.selected} if view.selected else set())
+            if len(set(view.filters) | passed) > FOLD_ROWS:
+                self._folded_rows(table, view, passed)
+                return table
             nodes = sorted(set(view.filters) | passed, key=_natural)
             for node in nodes:
                 if node in view.filters:
                     plugin, reason = view.filters[node]
                     table.add_row(node, f"{plugin}: {reason}", "")
                 else:
-                    per_plugin = sorted(view.scores.get(node, {}).items())
-                    scores = ", ".join(f"{p} {s}" for p, s in per_plugin)
-                    mark = " <- selected" if node == view.selected else ""
-                    table.add_row(node, "passed", scores + mark)
+                    table.add_row(node, "passed", self._scores_cell(view, node))
         return table
+
+    @staticmethod
+    def _scores_cell(view: PodView, node: str) -> str:
+        per_plugin = sorted(view.scores.get(node, {}).items())
+        scores = ", ".join(f"{p} {s}" for p, s in per_plugin)
+        return scores + (" <- selected" if node == view.selected else "")
+
+    def _folded_rows(self, table: Table, view: PodView, passed: set[str]) -> None:
+        """A table of many nodes: the selected node and the best-scored ones, the other nodes
+        that passed in one row, and the rejected nodes in one row per reason."""
+        totals = {n: sum(view.scores.get(n, {}).values()) for n in passed}
+        best = sorted(passed, key=lambda n: (n != view.selected, -totals[n], _natural(n)))
+        shown = sorted(best[:SHOWN_PASSED], key=_natural)
+        for node in shown:
+            table.add_row(node, "passed", self._scores_cell(view, node))
+        rest = [totals[n] for n in best[SHOWN_PASSED:]]
+        if rest:
+            low, high = min(rest), max(rest)
+            scores = f"total {low}" if low == high else f"total {low}..{high}"
+            table.add_row(f"{len(rest)} more nodes", "passed", scores)
+        reasons: dict[tuple[str, str], list[str]] = {}
+        for node, why in view.filters.items():
+            reasons.setdefault(why, []).append(node)
+        for (plugin, reason), nodes in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
+            name = nodes[0] if len(nodes) == 1 else f"{len(nodes)} nodes"
+            table.add_row(name, f"{plugin}: {reason}", "")
 
     def nodes_table(self, nodes: list[NodeResources]) -> Table:
         """Per node: requested / allocatable, as NodeResourcesFit compares them."""
@@ -482,13 +522,18 @@ class Report:
         table.add_column("cpu")
         table.add_column("memory")
         table.add_column("pods")
-        for n in sorted(nodes, key=lambda n: _natural(n.name)):
+        shown = sorted(nodes, key=lambda n: _natural(n.name))
+        if len(shown) > FOLD_ROWS:
+            shown = [n for n in shown if n.pods]  # many nodes: those that hold pods
+        for n in shown:
             table.add_row(
                 n.name,
                 f"{_cpu(n.milli_cpu)} / {_cpu(n.allocatable_milli_cpu)}",
                 f"{_bytes(n.memory)} / {_bytes(n.allocatable_memory)}",
                 f"{n.pods} / {n.allowed_pods}",
             )
+        if len(shown) < len(nodes):
+            table.add_row(f"{len(nodes) - len(shown)} more nodes", "", "", "0 pods")
         return table
 
     def held(self) -> dict[str, int]:

@@ -10,6 +10,8 @@ Two entry points:
   ``nox -s stepN`` and ``python scenarios/stepN.py`` call): runs step N's scheduler in a thread
   and ``scenarios/stepN.py`` against the embedded API server or the given cluster.
   ``--web`` also serves a live page of the run (minisched/web), up until Ctrl-C.
+  ``--percentage-of-nodes-to-score N`` sets that scheduler setting, for the steps that have it
+  (``SETTINGS``); the others refuse it in one line.
 - ``scheduler_main(package)``, behind ``python -m steps.stepN``: the scheduler alone, like the
   kube-scheduler binary, until Ctrl-C.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import logging
 import os
 import random
@@ -152,6 +155,42 @@ class NoSuchStep(ValueError):
     """The step asked for does not exist or is not built; the message lists the ones that are."""
 
 
+class NoSuchSetting(ValueError):
+    """A scheduler setting was given to a step that does not have it yet."""
+
+
+# The scheduler settings the runner and the standalone scheduler take as flags: the keyword of
+# a step's Scheduler -> its name in upstream's KubeSchedulerConfiguration. A step has a setting
+# when its Scheduler takes the keyword; the earlier steps refuse the flag.
+SETTINGS = {
+    "percentage_of_nodes_to_score": "percentageOfNodesToScore",
+}
+
+
+def has_setting(step: steps.Step, keyword: str) -> bool:
+    """Whether step ``step``'s Scheduler takes the setting ``keyword``."""
+    module = importlib.import_module(f"{step.package}.scheduler")
+    return keyword in inspect.signature(module.Scheduler).parameters
+
+
+def scheduler_options(step: steps.Step, args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags, as keywords of the step's Scheduler; NoSuchSetting, in one
+    line, for a setting the step does not have."""
+    options: dict[str, Any] = {}
+    for keyword, name in SETTINGS.items():
+        value = getattr(args, keyword, None)
+        if value is None:
+            continue
+        if not has_setting(step, keyword):
+            having = [str(s.number) for s in steps.built() if has_setting(s, keyword)]
+            raise NoSuchSetting(
+                f"step {step.number} has no {name} setting (--{keyword.replace('_', '-')}); "
+                f"the steps that have it: {', '.join(having) or 'none built yet'}"
+            )
+        options[keyword] = value
+    return options
+
+
 def choose_step(text: str | int) -> steps.Step:
     """The built step named by ``text`` ("5"); NoSuchStep, in one line, for anything else."""
     runnable = ", ".join(str(s.number) for s in steps.built())
@@ -176,8 +215,12 @@ def run_step(
     report: Report | None = None,
     timeout: float = 30.0,
     page: WebPage | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Result:
     """Run step ``number``'s scheduler and scenario once and return the bindings.
+
+    ``options`` are settings of the step's Scheduler (``scheduler_options``), such as
+    ``percentage_of_nodes_to_score``.
 
     With a ``page`` (``--web``), the run is also served as a web page, which stays up after the
     scenario, its objects still in place, until Ctrl-C (or ``page.release()``).
@@ -192,7 +235,12 @@ def run_step(
         report.console.print(f"step {number}: {step.title} ({step.adds})", highlight=False)
         report.console.print(f"using the {c.describe()}, seed {seed}", highlight=False)
         scheduler = new_scheduler(
-            step, c.api_client, seed=seed, recorder=report, node_selector=NODE_SELECTOR
+            step,
+            c.api_client,
+            seed=seed,
+            recorder=report,
+            node_selector=NODE_SELECTOR,
+            **(options or {}),
         )
         if page is not None:
             page.attach(report, scheduler, number)
@@ -303,7 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger(CONNECTION_LOGGER).setLevel(logging.ERROR)
     try:
         step = choose_step(args.step)
-    except NoSuchStep as e:
+        options = scheduler_options(step, args)
+    except (NoSuchStep, NoSuchSetting) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     _watch_sigint()
@@ -315,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             context=args.context,
             embedded=args.embedded,
             page=_page(args),
+            options=options,
         )
     except KeyboardInterrupt:
         print("interrupted: scheduler, scenario objects and API server were shut down")
@@ -369,16 +419,26 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
             "which cluster? give --kubeconfig PATH (e.g. the one `nox -s apiserver` prints),"
             " or --embedded for a private embedded API server"
         )
+    try:
+        options = scheduler_options(steps.get(number), args)
+    except NoSuchSetting as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        return _run_scheduler_alone(number, args, stop)
+        return _run_scheduler_alone(number, args, stop, options)
     except (cluster.ClusterError, WebError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 
 
-def _run_scheduler_alone(number: int, args: argparse.Namespace, stop: threading.Event) -> int:
+def _run_scheduler_alone(
+    number: int,
+    args: argparse.Namespace,
+    stop: threading.Event,
+    options: dict[str, Any] | None = None,
+) -> int:
     with cluster.connect(args.kubeconfig, args.context, embedded=args.embedded) as c:
         log.info("scheduling pods with schedulerName minisched on the %s", c.describe())
         if c.embedded:
@@ -390,6 +450,7 @@ def _run_scheduler_alone(number: int, args: argparse.Namespace, stop: threading.
             seed=args.seed,
             recorder=report,
             node_selector=args.node_selector,
+            **(options or {}),
         )
         page = _page(args)
         if page is not None:
@@ -419,6 +480,19 @@ def _page(args: argparse.Namespace) -> WebPage | None:
     return WebPage(port=args.web_port or 0)
 
 
+def _percentage(text: str) -> int:
+    """0..100, checked as upstream validates the KubeSchedulerConfiguration."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"percentageOfNodesToScore: Invalid value: {value}: not in valid range [0-100]"
+        )
+    return value
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
@@ -446,6 +520,14 @@ def _add_common_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--web-port", type=_port, default=None, help="the page's port (implies --web)"
+    )
+    parser.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=_percentage,
+        default=None,
+        metavar="N",
+        help="percentageOfNodesToScore, 0..100: Filter stops once this share of the nodes fits"
+        " (default 0: adaptive, from 50%% down to 5%% as the cluster grows); steps that have it",
     )
 
 

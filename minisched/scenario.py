@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,18 @@ SCENARIO_LABEL = "minisched.io/scenario"
 # The scheduler run by the runner only looks at nodes with this label, so a real cluster's
 # own nodes are never used by a scenario (see docs: "Running on a real cluster").
 NODE_SELECTOR = SCENARIO_LABEL
+
+
+def node_status(pods: int, cpu: str, memory: str) -> dict[str, Any]:
+    """What a kubelet posts for its Node: capacity = allocatable, and Ready."""
+    resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    return {
+        "capacity": resources,
+        "allocatable": resources,
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
+        ],
+    }
 
 
 class Scenario:
@@ -127,20 +139,8 @@ class Scenario:
     ) -> client.V1Node:
         """A fake Node with the status a kubelet would have posted: by default 4 CPU, 32Gi,
         110 pods."""
-        resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
-        node = client.V1Node(
-            metadata=client.V1ObjectMeta(
-                name=name, labels={SCENARIO_LABEL: self.name, **(labels or {})}
-            ),
-            spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
-        )
-        status = {
-            "capacity": resources,
-            "allocatable": resources,
-            "conditions": [
-                {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
-            ],
-        }
+        node = self._node(name, unschedulable, taints, labels)
+        status = node_status(pods, cpu, memory)
         line = f"scenario: created node {name}" + (" (unschedulable)" if unschedulable else "")
         with self._announce(line, "node", name):
             created = self.core.create_node(node)
@@ -151,6 +151,34 @@ class Scenario:
             self.core.patch_node_status(name, {"status": status})
         self.nodes.append(name)
         return created
+
+    def create_nodes(self, nodes: Sequence[tuple[str, dict[str, Any]]], line: str) -> None:
+        """Many fake Nodes at once, in this order, each ``(name, create_node's keywords)``,
+        with one line for them all. Each is created with its status, as a kubelet registers
+        its Node: one call per node, and informers see one Add each."""
+        names = [name for name, _ in nodes]
+        with self._announce(line, "node", names):
+            for name, options in nodes:
+                options = {"pods": 110, "cpu": "4", "memory": "32Gi"} | options
+                resources = {k: options.pop(k) for k in ("pods", "cpu", "memory")}
+                node = self._node(name, **options)
+                node.status = node_status(**resources)
+                self.core.create_node(node)
+                self.nodes.append(name)
+
+    def _node(
+        self,
+        name: str,
+        unschedulable: bool = False,
+        taints: list[client.V1Taint] | None = None,
+        labels: dict[str, str] | None = None,
+    ) -> client.V1Node:
+        return client.V1Node(
+            metadata=client.V1ObjectMeta(
+                name=name, labels={SCENARIO_LABEL: self.name, **(labels or {})}
+            ),
+            spec=client.V1NodeSpec(unschedulable=unschedulable or None, taints=taints),
+        )
 
     def create_pod(
         self,
@@ -220,7 +248,7 @@ class Scenario:
         return kubelet
 
     @contextmanager
-    def _announce(self, line: str, kind: str, name: str) -> Iterator[None]:
+    def _announce(self, line: str, kind: str, name: str | list[str]) -> Iterator[None]:
         """Run the action (creating ``kind`` ``name``), then say ``line``: through the report,
         ahead of what it caused. The report holds the scheduler's lines until the scheduler
         has seen the object too, so that what the object causes (its informer handlers run
@@ -228,7 +256,7 @@ class Scenario:
         if self.report is not None:
             with self.report.announce(line):
                 yield
-                self.scheduler_has_seen(kind, [name])
+                self.scheduler_has_seen(kind, name if isinstance(name, list) else [name])
         else:
             yield
             self.say(line)

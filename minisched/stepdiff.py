@@ -1,9 +1,10 @@
 """The diff between two steps, as ``diff -ruN steps/stepA steps/stepB`` would print it.
 
 Upstream counterpart: none; this is the repository's own tooling. The stored diffs in
-``docs/diffs/stepN-1-stepN.diff`` are made by ``python -m minisched.stepdiff --write`` (or
-``hack/gen-diffs.sh``) and a test fails when one is stale, so a fix made in one step but not
-carried forward to the next shows up as a change in a diff nobody meant to change.
+``docs/diffs/stepM-stepN.diff`` (M: the built step before N, usually N-1) are made by
+``python -m minisched.stepdiff --write`` (or ``hack/gen-diffs.sh``) and a test fails when one
+is stale, so a fix made in one step but not carried forward to the next shows up as a change
+in a diff nobody meant to change.
 
 ``nox -s diff -- 4 5`` prints one diff, coloured on a terminal.
 """
@@ -48,24 +49,32 @@ def step_diff(a: int, b: int) -> str:
     return "".join(out)
 
 
-def stored_path(b: int) -> Path:
-    return DIFFS / f"step{b - 1}-step{b}.diff"
+def stored_path(a: int, b: int) -> Path:
+    return DIFFS / f"step{a}-step{b}.diff"
 
 
 def consecutive_pairs() -> list[tuple[int, int]]:
-    """(N-1, N) for every built step N > 1 whose predecessor is built."""
-    built = [s.number for s in steps.built()]
-    return [(n - 1, n) for n in built if n - 1 in built]
+    """(M, N) for every built step N but the first, M the built step before it (N-1, unless
+    a step in between is not built yet)."""
+    pairs = []
+    for step in steps.built():
+        before = steps.previous_built(step.number)
+        if before is not None:
+            pairs.append((before.number, step.number))
+    return pairs
 
 
 def write_all() -> list[Path]:
-    """Regenerate every stored diff; return the files written."""
+    """Regenerate every stored diff and remove those of pairs that are no longer consecutive;
+    return the files written."""
     DIFFS.mkdir(parents=True, exist_ok=True)
     written = []
     for a, b in consecutive_pairs():
-        path = stored_path(b)
+        path = stored_path(a, b)
         path.write_text(step_diff(a, b))
         written.append(path)
+    for stale in set(DIFFS.glob("step*-step*.diff")) - set(written):
+        stale.unlink()
     return written
 
 
@@ -79,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {path.relative_to(ROOT)}")
         return 0
     if len(args.steps) == 1:
-        args.steps = [args.steps[0] - 1, args.steps[0]]
+        before = steps.previous_built(args.steps[0])
+        args.steps = [before.number if before else args.steps[0] - 1, args.steps[0]]
     if len(args.steps) != 2:
         parser.error(
             "give two steps (e.g. 4 5), one step (its diff from the one before), or --write"

@@ -3,8 +3,9 @@
 Everything that lists the steps reads this table: the nox sessions (``nox -s stepN``), the
 runner, the README's steps table, the docs tests and the layout tests. A step is *built* when
 its package ``steps/stepN`` exists; the manifest may name a step before it is built, so that
-``nox -s stepN`` can say "not built yet" instead of "no such session". Steps 1-8 are Part I,
-the workshop; Part II continues it from step 9, one feature per step.
+``nox -s stepN`` can say "not built yet" instead of "no such session", and a later step may be
+built first: it then grows from the last built step before it (``previous_built``). Steps 1-8
+are Part I, the workshop; Part II continues it from step 9, one feature per step.
 """
 
 from __future__ import annotations
@@ -112,6 +113,12 @@ STEPS: tuple[Step, ...] = (
         "PostFilter and preemption",
         "PostFilter and DefaultPreemption; the nominator; Filter counts nominated pods",
     ),
+    Step(
+        12,
+        "sampling",
+        "percentageOfNodesToScore",
+        "Filter stops once enough nodes fit, starting where the last cycle stopped",
+    ),
 )
 
 
@@ -126,3 +133,13 @@ def get(number: int) -> Step:
 def built() -> list[Step]:
     """The steps whose package exists, in order."""
     return [step for step in STEPS if step.built]
+
+
+def previous_built(number: int) -> Step | None:
+    """The built step before step ``number``, the one it was made from; None for the first.
+
+    Usually step ``number - 1``; a step may be built before the one ahead of it, and is then
+    compared with the last built step before it.
+    """
+    before = [step for step in built() if step.number < number]
+    return before[-1] if before else None

@@ -139,7 +139,9 @@ def test_every_chapter_quotes_its_step(step: steps.Step) -> None:
     if step.number == 1:
         assert any(p.startswith("steps/step1/") for p in quoted), "step 1 quotes no code"
     else:
-        diff = f"docs/diffs/step{step.number - 1}-step{step.number}.diff"
+        before = steps.previous_built(step.number)
+        assert before is not None
+        diff = f"docs/diffs/step{before.number}-step{step.number}.diff"
         assert diff in quoted, f"{step.chapter.name} does not quote {diff}"
 
 
@@ -163,7 +165,9 @@ def _tagged_files(step: steps.Step) -> set[str]:
     from minisched import stepdiff
 
     found, current = set(), ""
-    for line in stepdiff.step_diff(step.number - 1, step.number).splitlines():
+    before = steps.previous_built(step.number)
+    assert before is not None
+    for line in stepdiff.step_diff(before.number, step.number).splitlines():
         if line.startswith("+++ "):
             current = line[4:].strip()
         elif line.startswith("+") and TAG.search(line):

@@ -21,11 +21,20 @@ ROOT = steps.ROOT
 STEP_DIRS = sorted((ROOT / "steps").glob("step*"), key=lambda p: int(p.name[4:]))
 
 
-def test_the_manifest_names_every_step_folder_and_the_built_steps_are_a_prefix() -> None:
+def test_the_manifest_names_every_step_folder_and_step1_is_built() -> None:
+    """A later step may be built before the one ahead of it (it then grows from the last
+    built step before it, ``steps.previous_built``), but every folder is in the manifest."""
     assert [p.name for p in STEP_DIRS] == [f"step{s.number}" for s in steps.built()]
-    numbers = [s.number for s in steps.built()]
-    assert numbers == list(range(1, len(numbers) + 1))
+    assert steps.built()[0].number == 1
     assert [s.number for s in steps.STEPS] == list(range(1, len(steps.STEPS) + 1))
+
+
+def test_a_step_grows_from_the_last_built_step_before_it() -> None:
+    numbers = [s.number for s in steps.built()]
+    for before, after in zip(numbers, numbers[1:], strict=False):
+        previous = steps.previous_built(after)
+        assert previous is not None and previous.number == before
+    assert steps.previous_built(1) is None
 
 
 @pytest.mark.parametrize("step_dir", STEP_DIRS, ids=lambda p: p.name)
@@ -69,8 +78,9 @@ DROPPED = {
 
 def test_later_steps_keep_the_files_of_earlier_ones() -> None:
     for a, b in stepdiff.consecutive_pairs():
-        before = {p.relative_to(STEP_DIRS[a - 1]) for p in STEP_DIRS[a - 1].rglob("*.py")}
-        after = {p.relative_to(STEP_DIRS[b - 1]) for p in STEP_DIRS[b - 1].rglob("*.py")}
+        dir_a, dir_b = steps.get(a).directory, steps.get(b).directory
+        before = {p.relative_to(dir_a) for p in dir_a.rglob("*.py")}
+        after = {p.relative_to(dir_b) for p in dir_b.rglob("*.py")}
         assert before - DROPPED.get(b, set()) <= after, f"step{b} drops {before - after}"
 
 
@@ -79,7 +89,7 @@ def test_later_steps_keep_the_files_of_earlier_ones() -> None:
 )
 def test_stored_diff_is_current(pair: tuple[int, int]) -> None:
     a, b = pair
-    stored = stepdiff.stored_path(b)
+    stored = stepdiff.stored_path(a, b)
     assert stored.is_file(), f"missing {stored.relative_to(ROOT)}: run hack/gen-diffs.sh"
     assert stored.read_text() == stepdiff.step_diff(a, b), (
         f"{stored.relative_to(ROOT)} is stale: run hack/gen-diffs.sh and commit the result"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import io
 import threading
+from typing import Any
 
 import pytest
 from kubernetes import client, config
@@ -17,7 +18,7 @@ from rich.console import Console
 
 from minisched import runner
 from minisched.cluster import EmbeddedServer
-from minisched.report import PIPE_WIDTH, Report, new_console
+from minisched.report import PIPE_WIDTH, NodeResources, Report, new_console
 
 
 def console(terminal: bool) -> tuple[Console, io.StringIO]:
@@ -268,3 +269,48 @@ def test_the_scheduler_alone_holds_nothing_for_hundreds_of_bound_pods(
         stop.set()
         scheduler.join(15)
         api.close()
+
+
+def test_the_sampled_filter_says_which_nodes_it_checked() -> None:
+    con, out = console(False)
+    report = Report(con, live=False)
+    # Steps before 12 record no start index: no line.
+    report.record("feasible", pod="ns/a", passed=3, nodes=3)
+    report.record("feasible", pod="ns/b", passed=100, nodes=200, checked=120, start=80, to_find=100)
+    assert out.getvalue().splitlines() == [
+        "filter   ns/b: checked 120 of 200 nodes from index 80, found 100 feasible "
+        "(numFeasibleNodesToFind 100)",
+    ]
+
+
+def _rows(table: Any) -> list[list[str]]:
+    columns = [list(c.cells) for c in table.columns]
+    return [list(row) for row in zip(*columns, strict=True)]
+
+
+def test_a_table_of_many_nodes_folds_its_rows() -> None:
+    report = Report(console(False)[0], live=False)
+    report.follow("ns/p")
+    report.record("attempt", pod="ns/p")
+    for i in range(3):
+        report.record("filter", pod="ns/p", node=f"c{i}", plugin="NodeUnschedulable", reason="u")
+    report.record("filter", pod="ns/p", node="full", plugin="NodeResourcesFit", reason="cpu")
+    for i in range(20):
+        report.record("score", pod="ns/p", node=f"n{i}", plugin="Fit", score=50 + i % 7)
+    report.record("selected", pod="ns/p", node="n3")
+    report.record("bound", pod="ns/p", node="n3")
+    # The selected node and the best-scored ones (56: n6 and n13; 55: n5 and n12), the other
+    # 15 in a row, and the rejected nodes counted per reason, most first.
+    assert _rows(report.why_this_node("p")) == [
+        ["n3", "passed", "Fit 53 <- selected"],
+        ["n5", "passed", "Fit 55"],
+        ["n6", "passed", "Fit 56"],
+        ["n12", "passed", "Fit 55"],
+        ["n13", "passed", "Fit 56"],
+        ["15 more nodes", "passed", "total 50..55"],
+        ["3 nodes", "NodeUnschedulable: u", ""],
+        ["full", "NodeResourcesFit: cpu", ""],
+    ]
+    nodes = [NodeResources(f"n{i}", int(i == 4), 0, 0, 110, 4000, 2**30) for i in range(13)]
+    assert [r[0] for r in _rows(report.nodes_table(nodes))] == ["n4", "12 more nodes"]
+    assert len(_rows(report.nodes_table(nodes[:12]))) == 12  # 12 rows or fewer: as they are

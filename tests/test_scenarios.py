@@ -153,6 +153,26 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: batch-c was preempted; payments runs on north, its nominated node",
         ],
     ),
+    12: (
+        # 200 nodes, 100 feasible ones found per cycle: web never sees node-170x; batch fits
+        # node-170x alone and every node is checked to find it.
+        lambda b: (
+            b
+            == {"web": "node-030x", "api": "node-170x", "batch": "node-170x", "cache": "node-100x"}
+        ),
+        [
+            "/web: checked 120 of 200 nodes from index 0, found 100 feasible "
+            "(numFeasibleNodesToFind 100)",
+            "/api: checked 100 of 200 nodes from index 120, found 100 feasible",
+            "/batch: checked 200 of 200 nodes from index 20, found 1 feasible",
+            "/cache: checked 120 of 200 nodes from index 20, found 100 feasible",
+            "│ 20 nodes      │ NodeUnschedulable: node(s) were unschedulable │",
+            "│ 179 nodes │ NodeResourcesFit: Insufficient cpu",
+            "│ 197 more nodes │",
+            "scenario: web never saw node-170x: Filter stopped at 100 feasible nodes",
+            "scenario: batch fits node-170x alone, and Filter checked every node",
+        ],
+    ),
 }
 
 
@@ -182,6 +202,13 @@ ORDER: dict[int, list[str]] = {
         "bound    minisched-preemption-",
         "scenario: batch-c was preempted",
     ],
+    12: [
+        "/web: checked 120 of 200 nodes from index 0",
+        "bound    minisched-sampling-",
+        "/api: checked 100 of 200 nodes from index 120",
+        "/batch: checked 200 of 200 nodes from index 20",
+        "/cache: checked 120 of 200 nodes from index 20",
+    ],
 }
 
 # The steps whose story ends with a line of the scenario's own: nothing prints after it (the
@@ -190,6 +217,7 @@ LAST_LINE = {
     6: "scenario: pod1 is pending in unschedulableQ",
     7: "scenario: pod1 and pod8 still pending",
     8: "scenario: every pod is bound",
+    12: "scenario: batch fits node-170x alone",
 }
 
 

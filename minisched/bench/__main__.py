@@ -3,11 +3,12 @@
 Upstream counterpart: ``test/integration/scheduler_perf`` (``BenchmarkPerfScheduling``,
 SchedulingBasic at 500 and 5000 nodes; metric SchedulingThroughput in pods/s).
 
-    python -m minisched.bench [--steps 1 3 6 8] [--nodes 100 500 5000] [--pods 1000]
+    python -m minisched.bench [--steps 1 3 6 8 12] [--nodes 100 500 5000] [--pods 1000]
         [--repeats N] [--out DIR] [--compare FILE] [--kubeconfig PATH [--context C]
         [--with-default-scheduler [--default-scheduler-command CMD]]]
         [--kube-scheduler PATH [--kube-scheduler-percentage N]]
         [--apiserver/--no-apiserver] [--baseline/--no-baseline] [--quick] [--profile DIR]
+        [--percentage-of-nodes-to-score N]
 
 Every (step, nodes, pods) workload runs ``--repeats`` times against a fresh embedded API server
 (or the ``--kubeconfig`` cluster), each time with the step's scheduler started as users start
@@ -32,6 +33,7 @@ from typing import Any
 from rich.console import Console
 
 from minisched import steps
+from minisched.runner import has_setting
 
 from . import kube_scheduler
 from . import results as results_mod
@@ -45,7 +47,7 @@ from .scheduler import (
     step_contender,
 )
 
-DEFAULT_STEPS = (1, 3, 6, 8)
+DEFAULT_STEPS = (1, 3, 6, 8, 12)
 DEFAULT_NODES = (100, 500, 5000)
 DEFAULT_PODS = (1000,)
 QUICK_NODES = (5, 20)
@@ -61,7 +63,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m minisched.bench",
         description="A scheduler_perf-style benchmark of minisched's steps and API server.",
     )
-    p.add_argument("--steps", type=int, nargs="+", help="steps to run (default 1 3 6 8, built)")
+    p.add_argument("--steps", type=int, nargs="+", help="steps to run (default 1 3 6 8 12, built)")
     p.add_argument("--nodes", type=int, nargs="+", help="node counts (default 100 500 5000)")
     p.add_argument("--pods", type=int, nargs="+", help="pod counts (default 1000)")
     p.add_argument("--repeats", type=int, default=1, help="runs per workload (median reported)")
@@ -122,11 +124,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="a run fails when no pod is bound for this long (seconds)",
     )
     p.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=_percentage,
+        metavar="N",
+        help="give the steps that have the setting (12 on) this percentageOfNodesToScore "
+        "(default: theirs, 0, adaptive); the default-scheduler keeps its own configuration",
+    )
+    p.add_argument(
         "--profile",
         metavar="DIR",
         help="run each scheduler under py-spy (pip install py-spy) and keep its stacks in DIR",
     )
     return p.parse_args(argv)
+
+
+def _percentage(text: str) -> int:
+    from minisched.runner import _percentage as percentage
+
+    return percentage(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -192,6 +207,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for n in wanted:
         if n not in built:
             notes.append(f"step {n} skipped: not built")
+    percentage = args.percentage_of_nodes_to_score
+    sampling = [n for n in built if has_setting(steps.get(n), "percentage_of_nodes_to_score")]
+    if percentage is not None:
+        notes.append(
+            f"percentageOfNodesToScore {percentage} for step(s) {sampling or 'none'} "
+            "(--percentage-of-nodes-to-score)"
+        )
     nodes = args.nodes or list(QUICK_NODES if args.quick else DEFAULT_NODES)
     pods = args.pods or list(QUICK_PODS if args.quick else DEFAULT_PODS)
     run_apiserver = args.apiserver and target.embedded
@@ -207,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "default_scheduler_command": args.default_scheduler_command,
         "kube_scheduler": kube_config,
         "tls": target.tls,
+        "percentage_of_nodes_to_score": percentage,
     }
     results = results_mod.new(config, notes)
 
@@ -214,7 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(line, highlight=False)
 
     say(f"minisched bench: steps {built}, nodes {nodes}, pods {pods}, repeats {args.repeats}")
-    contenders = [step_contender(step) for step in ([0] if args.baseline else []) + built]
+    contenders = [
+        step_contender(step, percentage if step in sampling else None)
+        for step in ([0] if args.baseline else []) + built
+    ]
     if kube_path:
         contenders.append(kube_scheduler_contender(kube_path, args.kube_scheduler_percentage))
     elif args.with_default_scheduler:

@@ -138,10 +138,11 @@ class Contender:
         return argv
 
 
-def step_contender(step: int) -> Contender:
+def step_contender(step: int, percentage_of_nodes_to_score: int | None = None) -> Contender:
     """Step N's scheduler, started as ``python -m steps.stepN``; 0 is the baseline binder.
 
     ``--node-selector``: on a real cluster the scheduler binds to the benchmark's nodes only.
+    ``percentage_of_nodes_to_score``: its flag, for a step that has the setting.
     """
     if step == 0:
         command = [sys.executable, "-m", "minisched.bench.binder", "--kubeconfig", "{kubeconfig}"]
@@ -149,6 +150,8 @@ def step_contender(step: int) -> Contender:
         return Contender("binder", SCHEDULER_NAME, command, step)
     command = [sys.executable, "-m", f"steps.step{step}", "--kubeconfig", "{kubeconfig}"]
     command += ["--node-selector", NODE_SELECTOR]
+    if percentage_of_nodes_to_score is not None:
+        command += ["--percentage-of-nodes-to-score", str(percentage_of_nodes_to_score)]
     return Contender("binder" if step == 0 else f"step{step}", SCHEDULER_NAME, command, step)
 
 
