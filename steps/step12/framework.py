@@ -1,7 +1,8 @@
 """The framework's vocabulary: status codes, Status, the plugin interfaces and FitError.
 
 Upstream: pkg/scheduler/framework/interface.go (Code, Status, PluginToStatus, Plugin, the
-extension point interfaces, Handle), pkg/scheduler/framework/listers.go (SharedLister) and
+extension point interfaces, Handle, PodNominator, PostFilterResult, NominatingInfo),
+pkg/scheduler/framework/listers.go (SharedLister) and
 pkg/scheduler/framework/types.go (FitError, Diagnosis, QueuedPodInfo, ClusterEvent, ActionType,
 GVK, NodeInfo, Resource) at v1.23; the non-zero defaults from pkg/scheduler/util/non_zero.go.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import enum
 import itertools
 import math
+import random
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -169,6 +171,48 @@ class Handle(Protocol):
         """The API client (a CoreV1Api), for the plugins that write to the cluster."""
         ...
 
+    # Not in upstream's Handle: the scheduler's seeded random source, so a plugin's random
+    # choice (preemption's dry-run offset; upstream calls rand.Int31n) repeats with --seed.
+    rng: random.Random
+
+    def event_recorder(self) -> Any:
+        """What plugins write Events with (upstream: EventRecorder)."""
+        ...
+
+    def pod_lister(self) -> PodLister:
+        """The pods as the scheduler's informer has them (upstream: the Pods lister of
+        SharedInformerFactory)."""
+        ...
+
+    def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]:
+        """The pods nominated to run on the node (upstream: the PodNominator the Handle
+        embeds)."""
+        ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: V1Pod, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: V1Pod, pod_to_add: V1Pod, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: V1Pod,
+        pod_to_remove: V1Pod,
+        node_info: NodeInfo,
+    ) -> Status: ...
+
+
+class PodLister(Protocol):
+    """Upstream: corelisters.PodLister; here the informer's store."""
+
+    def get_by_key(self, key: str) -> V1Pod | None:
+        """The pod under ``namespace/name``, or None."""
+        ...
+
 
 class NodeInfoLister(Protocol):
     """Upstream: NodeInfoLister (listers.go)."""
@@ -271,6 +315,61 @@ class FilterPlugin(Plugin, Protocol):
         pod: V1Pod,
         node_info: NodeInfo,
     ) -> Status: ...
+
+
+class NominatingMode(enum.IntEnum):
+    """What to do with a pod's nominated node (upstream: NominatingMode)."""
+
+    # Keep whatever the pod has (upstream: ModeNoop).
+    NOOP = 0
+    # Set it to NominatingInfo.nominated_node_name, "" clearing it (upstream: ModeOverride).
+    OVERRIDE = 1
+
+
+@dataclass(frozen=True)
+class NominatingInfo:
+    """A nominated node, and whether it replaces the pod's (upstream: NominatingInfo)."""
+
+    nominated_node_name: str = ""
+    nominating_mode: NominatingMode = NominatingMode.NOOP
+
+    def mode(self) -> NominatingMode:
+        return self.nominating_mode
+
+
+def mode_of(nominating_info: NominatingInfo | None) -> NominatingMode:
+    """None counts as NOOP (upstream: NominatingInfo.Mode on a nil pointer)."""
+    return NominatingMode.NOOP if nominating_info is None else nominating_info.mode()
+
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    """What a PostFilter plugin proposes: a node for the pod (upstream: PostFilterResult)."""
+
+    nominating_info: NominatingInfo | None = None
+
+
+def new_post_filter_result_with_nominated_node(name: str) -> PostFilterResult:
+    """Upstream: NewPostFilterResultWithNominatedNode."""
+    return PostFilterResult(NominatingInfo(name, NominatingMode.OVERRIDE))
+
+
+# Every node's Filter status, by node name (upstream: NodeToStatusMap).
+NodeToStatusMap = dict[str, Status]
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    """Runs only when no node passed Filter, to make the pod schedulable in a later cycle,
+    e.g. by preempting pods (upstream: PostFilterPlugin). Success with a result nominates a
+    node; Unschedulable means it could not help; any other code is an error."""
+
+    def post_filter(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        filtered_node_status_map: NodeToStatusMap,
+    ) -> tuple[PostFilterResult | None, Status]: ...
 
 
 @runtime_checkable

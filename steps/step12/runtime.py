@@ -8,9 +8,10 @@ from pkg/scheduler/apis/config/types.go (Plugins, Plugin).
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kubernetes.client import V1Node, V1Pod
 
@@ -49,6 +50,7 @@ class Plugins:
     queue_sort: list[EnabledPlugin] = field(default_factory=list)
     pre_filter: list[EnabledPlugin] = field(default_factory=list)
     filter: list[EnabledPlugin] = field(default_factory=list)
+    post_filter: list[EnabledPlugin] = field(default_factory=list)
     pre_score: list[EnabledPlugin] = field(default_factory=list)
     score: list[EnabledPlugin] = field(default_factory=list)
     reserve: list[EnabledPlugin] = field(default_factory=list)
@@ -74,12 +76,23 @@ class Framework:
         *,
         client_set: Any = None,
         snapshot_shared_lister: framework.SharedLister | None = None,
+        event_recorder: Callable[[], Any] | None = None,
+        pod_lister: Callable[[], framework.PodLister] | None = None,
+        pod_nominator: PodNominator | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.clock = clock
         self.recorder = recorder or NullRecorder()
-        # For the Handle (upstream: the WithClientSet and WithSnapshotSharedLister options).
+        # For the Handle (upstream: the WithClientSet, WithSnapshotSharedLister,
+        # WithEventRecorder, WithInformerFactory and WithPodNominator options). The event
+        # recorder and the pod lister are functions: the scheduler builds its informers after
+        # the framework.
         self.client = client_set
         self.snapshot = snapshot_shared_lister
+        self._event_recorder = event_recorder
+        self._pod_lister = pod_lister
+        self.pod_nominator = pod_nominator
+        self.rng = rng or random.Random()
         self.waiting_pods = WaitingPodsMap()
         # For each cluster event, the plugins that registered it; the queue reads it to move
         # only the pods such an event may help (upstream: the clusterEventMap option).
@@ -87,6 +100,7 @@ class Framework:
         self.queue_sort_plugins: list[framework.QueueSortPlugin] = []
         self.pre_filter_plugins: list[framework.PreFilterPlugin] = []
         self.filter_plugins: list[framework.FilterPlugin] = []
+        self.post_filter_plugins: list[framework.PostFilterPlugin] = []
         self.pre_score_plugins: list[framework.PreScorePlugin] = []
         self.score_plugins: list[framework.ScorePlugin] = []
         self.score_plugin_weight: dict[str, int] = {p.name: p.weight or 1 for p in profile.score}
@@ -102,6 +116,7 @@ class Framework:
             (profile.queue_sort, self.queue_sort_plugins, framework.QueueSortPlugin),
             (profile.pre_filter, self.pre_filter_plugins, framework.PreFilterPlugin),
             (profile.filter, self.filter_plugins, framework.FilterPlugin),
+            (profile.post_filter, self.post_filter_plugins, framework.PostFilterPlugin),
             (profile.pre_score, self.pre_score_plugins, framework.PreScorePlugin),
             (profile.score, self.score_plugins, framework.ScorePlugin),
             (profile.reserve, self.reserve_plugins, framework.ReservePlugin),
@@ -228,6 +243,67 @@ class Framework:
             statuses[pl.name()] = status.with_failed_plugin(pl.name())
             return statuses
         return statuses
+
+    def run_filter_plugins_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        node_info: framework.NodeInfo,
+    ) -> framework.Status:
+        """Run the Filter plugins on the node as if the pods nominated to it, of the pod's
+        priority or higher, were already there; and, if that passes, again without them
+        (upstream: RunFilterPluginsWithNominatedPods).
+
+        The pod must not take room kept for a pod it would have to yield to; room freed for
+        lower-priority pods it may take. Both passes must succeed: filters such as resources
+        are harder to pass with the nominated pods, filters such as pod affinity without them,
+        and a nominated pod may yet end up elsewhere. Without such nominated pods, one pass.
+        """
+        status = framework.Status()
+        pods_added = False
+        for i in range(2):
+            state_to_use, node_info_to_use = state, node_info
+            if i == 0:
+                try:
+                    pods_added, state_to_use, node_info_to_use = add_nominated_pods(
+                        self, pod, state, node_info
+                    )
+                except Exception as err:
+                    return framework.as_status(err)
+            elif not pods_added or not status.is_success():
+                break
+            status = self.run_filter_plugins(state_to_use, pod, node_info_to_use).merge()
+            if not status.is_success() and not status.is_unschedulable():
+                return status
+        return status
+
+    # --- PostFilter -------------------------------------------------------------------------
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def run_post_filter_plugins(
+        self,
+        state: CycleState,
+        pod: V1Pod,
+        filtered_node_status_map: framework.NodeToStatusMap,
+    ) -> tuple[framework.PostFilterResult | None, framework.Status]:
+        """Run the PostFilter plugins in order until one succeeds; its result is the result
+        (upstream: RunPostFilterPlugins).
+
+        Unschedulable passes on to the next plugin; any other failure is an ERROR status at
+        once. When none succeeds: no result, and the merged Unschedulable statuses.
+        """
+        statuses = framework.PluginToStatus()
+        for pl in self.post_filter_plugins:
+            result, status = pl.post_filter(state, pod, filtered_node_status_map)
+            if status.is_success():
+                return result, status
+            if not status.is_unschedulable():
+                # Any status other than Success or Unschedulable is Error.
+                return None, framework.as_status(status.as_error() or Exception())
+            statuses[pl.name()] = status.with_failed_plugin(pl.name())
+        return None, statuses.merge()
 
     # --- PreScore ---------------------------------------------------------------------------
 
@@ -500,6 +576,21 @@ class Framework:
     def client_set(self) -> Any:
         return self.client
 
+    def event_recorder(self) -> Any:
+        return self._event_recorder() if self._event_recorder is not None else None
+
+    def pod_lister(self) -> framework.PodLister:
+        if self._pod_lister is None:
+            raise ValueError("the framework was built without a pod lister")
+        return self._pod_lister()
+
+    # --- Handle: the PodNominator -----------------------------------------------------------
+
+    def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]:
+        if self.pod_nominator is None:
+            return []
+        return self.pod_nominator.nominated_pods_for_node(node_name)
+
     # --- Handle: waiting pods ---------------------------------------------------------------
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
@@ -515,6 +606,40 @@ class Framework:
             return False
         waiting_pod.reject("", "removed")
         return True
+
+
+class PodNominator(Protocol):
+    """Where the framework reads nominated pods from (upstream: PodNominator; the scheduling
+    queue's nominator implements it)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]: ...
+
+
+def add_nominated_pods(
+    fh: Framework, pod: V1Pod, state: CycleState, node_info: framework.NodeInfo
+) -> tuple[bool, CycleState, framework.NodeInfo]:
+    """Whether any pod was added, and copies of the state and the NodeInfo with the pods
+    nominated to the node, of ``pod``'s priority or higher, added (upstream: addNominatedPods).
+    Without such pods, the state and NodeInfo themselves. Raises when an AddPod extension
+    fails."""
+    node = node_info.node()
+    if node is None:
+        return False, state, node_info
+    nominated_pods = fh.nominated_pods_for_node(node.metadata.name)
+    if not nominated_pods:
+        return False, state, node_info
+    node_info_out = node_info.clone()
+    state_out = state.clone()
+    pods_added = False
+    priority = pod.spec.priority or 0  # a pod without one counts as 0 (corev1helpers)
+    for p in nominated_pods:
+        if (p.spec.priority or 0) >= priority and p.metadata.uid != pod.metadata.uid:
+            node_info_out.add_pod(p)
+            status = fh.run_pre_filter_extension_add_pod(state_out, pod, p, node_info_out)
+            if not status.is_success():
+                raise status.as_error() or Exception(status.message())
+            pods_added = True
+    return pods_added, state_out, node_info_out
 
 
 # --- cluster events ----------------------------------------------------------------------------

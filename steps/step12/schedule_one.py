@@ -4,7 +4,8 @@ Upstream, at v1.23 (later releases moved most of it to pkg/scheduler/schedule_on
 
 - pkg/scheduler/scheduler.go: scheduleOne, skipPodSchedule, assume, bind, finishBinding,
   recordSchedulingFailure, updatePod;
-- pkg/scheduler/generic_scheduler.go: Schedule, findNodesThatFitPod, numFeasibleNodesToFind,
+- pkg/scheduler/generic_scheduler.go: Schedule, findNodesThatFitPod, evaluateNominatedNode,
+  numFeasibleNodesToFind,
   findNodesThatPassFilters, prioritizeNodes, selectHost;
 - pkg/scheduler/factory.go: MakeDefaultErrorFunc.
 """
@@ -23,9 +24,9 @@ from minisched.informer import meta_namespace_key
 
 from . import framework
 from .cycle_state import CycleState
-from .framework import Code, QueuedPodInfo
+from .framework import Code, NominatingInfo, NominatingMode, QueuedPodInfo, mode_of
 from .runtime import Framework
-from .scheduling_queue import ASSIGNED_POD_DELETE
+from .scheduling_queue import ASSIGNED_POD_DELETE, nominated_node_name
 
 if TYPE_CHECKING:
     from .scheduler import Scheduler
@@ -35,6 +36,10 @@ log = logging.getLogger(__name__)
 # The PodScheduled condition's reasons (upstream: v1.PodReasonUnschedulable, SchedulerError).
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
+
+# What every failure but a FitError does to the pod's nomination: clears it (upstream:
+# clearNominatedNode).
+CLEAR_NOMINATED_NODE = NominatingInfo("", NominatingMode.OVERRIDE)
 
 
 class NoNodesAvailableError(Exception):
@@ -73,8 +78,30 @@ def schedule_one(sched: Scheduler) -> None:
     try:
         node_name = schedule_pod(sched, fwk, state, pod)
     except Exception as err:
+        # The pod may fit no node: PostFilter (preemption) may make room for it, so that it
+        # fits in a later cycle; another pod may take that room meanwhile, which is harmless.
+        nominating_info: NominatingInfo | None = CLEAR_NOMINATED_NODE
+        if isinstance(err, framework.FitError):
+            nominating_info = None
+            if not fwk.has_post_filter_plugins():
+                log.debug(
+                    "No PostFilter plugins are registered, so no preemption will be performed"
+                )
+            else:
+                result, status = fwk.run_post_filter_plugins(
+                    state, pod, err.diagnosis.node_to_status_map
+                )
+                level = logging.ERROR if status.code == Code.ERROR else logging.DEBUG
+                log.log(
+                    level,
+                    'Status after running PostFilter plugins for pod pod="%s" status="%s"',
+                    key,
+                    status.message() or status.code,
+                )
+                if result is not None:
+                    nominating_info = result.nominating_info
         # Every failure of Schedule, even a plugin's error, is reported as Unschedulable.
-        record_scheduling_failure(sched, pod_info, err, REASON_UNSCHEDULABLE)
+        record_scheduling_failure(sched, pod_info, err, REASON_UNSCHEDULABLE, nominating_info)
         return
     sched.recorder.record("selected", pod=key, node=node_name)
 
@@ -208,6 +235,8 @@ def assume(sched: Scheduler, pod: client.V1Pod, node_name: str) -> client.V1Pod:
     except Exception as err:
         log.error('Scheduler cache AssumePod failed pod="%s": %s', meta_namespace_key(pod), err)
         raise
+    # A nominated pod now counts on its node as assumed: its nomination is done.
+    sched.scheduling_queue.pod_nominator.delete_nominated_pod_if_exists(assumed_pod)
     return assumed_pod
 
 
@@ -280,11 +309,11 @@ def find_nodes_that_fit_pod(
 ) -> tuple[list[client.V1Node], framework.Diagnosis]:
     """Run the PreFilter plugins once, then the Filter plugins until enough nodes pass: the
     nodes that passed, and why the others failed. A PreFilter that finds the pod unschedulable
-    fails every node with its status, and no Filter runs.
+    fails every node with its status, and no Filter runs. A pod nominated to a node by an
+    earlier preemption tries that node first, alone: if it passes, it is the one.
 
-    Upstream: findNodesThatFitPod. Not implemented: a pod's nominated node tried first (v1.23's
-    evaluateNominatedNode, feature gate PreferNominatedNode, on by default): no pod is
-    nominated here.
+    Upstream: findNodesThatFitPod, with evaluateNominatedNode (the PreferNominatedNode
+    feature, beta and on in v1.23).
     """
     key = meta_namespace_key(pod)
     diagnosis = framework.Diagnosis()
@@ -302,6 +331,15 @@ def find_nodes_that_fit_pod(
         diagnosis.unschedulable_plugins.add(status.failed_plugin)
         sched.recorder.record("feasible", pod=key, passed=0, nodes=len(nodes))
         return [], diagnosis
+    nnn = nominated_node_name(pod)
+    nominated = sched.snapshot.node_info_map.get(nnn) if nnn else None
+    if nominated is not None and nominated.node() is not None:
+        feasible_nodes = find_nodes_that_pass_filters(
+            sched, fwk, state, pod, diagnosis, [nominated]
+        )
+        if feasible_nodes:
+            sched.recorder.record("feasible", pod=key, passed=1, nodes=1, nominated=nnn)
+            return feasible_nodes, diagnosis
     feasible_nodes = find_nodes_that_pass_filters(sched, fwk, state, pod, diagnosis, nodes)
     return feasible_nodes, diagnosis
 
@@ -344,8 +382,9 @@ def find_nodes_that_pass_filters(
     diagnosis: framework.Diagnosis,
     nodes: list[framework.NodeInfo],
 ) -> list[client.V1Node]:
-    """Run the Filter plugins node by node, from where the last cycle stopped, until
-    ``num_feasible_nodes_to_find`` nodes have passed; the failures go into ``diagnosis``.
+    """Run the Filter plugins node by node, with the pods nominated to each node counted, from
+    where the last cycle stopped, until ``num_feasible_nodes_to_find`` nodes have passed; the
+    failures go into ``diagnosis``.
 
     The search starts at ``sched.next_start_node_index``, wraps around the list, and moves the
     index on by the number of nodes it checked, passed or failed: across cycles every node
@@ -357,6 +396,9 @@ def find_nodes_that_pass_filters(
     goroutines (``Parallelizer().Until``) and cancels the rest once the count is reached: a
     few nodes past it were checked meanwhile (those that failed count as processed, those
     that passed are dropped), so which nodes a cycle examined varies from run to run.
+
+    The index moves modulo the nodes given, as in v1.23: the nominated node's search, over that
+    one node, sets it back to 0. Later releases take it modulo all the nodes (allNodes).
     """
     key = meta_namespace_key(pod)
     num_all_nodes = len(nodes)
@@ -372,7 +414,7 @@ def find_nodes_that_pass_filters(
     for i in range(num_all_nodes):
         node_info = nodes[(start + i) % num_all_nodes]
         node = node_info.node()
-        status = fwk.run_filter_plugins(state, pod, node_info).merge()
+        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if status.code == Code.ERROR:
             # As upstream, the cycle ends with the error, and the index stays where it was.
             raise status.as_error() or Exception(status.message())
@@ -516,15 +558,29 @@ def finish_binding(
 
 
 def record_scheduling_failure(
-    sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException, reason: str
+    sched: Scheduler,
+    pod_info: QueuedPodInfo,
+    err: BaseException,
+    reason: str,
+    nominating_info: NominatingInfo | None = CLEAR_NOMINATED_NODE,
 ) -> None:
     """Tell everyone the pod was not scheduled, and give it back to the queue: the queue and
-    the logs (``error_func``), a FailedScheduling event, and the pod's PodScheduled condition.
+    the logs (``error_func``), the nominator, a FailedScheduling event, and the pod's
+    PodScheduled condition and nominated node.
 
-    Upstream: Scheduler.recordSchedulingFailure.
+    Upstream: Scheduler.recordSchedulingFailure, whose callers pass clearNominatedNode for
+    every failure but Schedule's (here the default).
     """
     pod = pod_info.pod
     error_func(sched, pod_info, err)
+    # Nominate the pod now: without it, the next cycle could run before the status update
+    # that writes nominatedNodeName comes back, and give the room to another pod.
+    sched.scheduling_queue.pod_nominator.add_nominated_pod(pod_info.pod, nominating_info)
+    if mode_of(nominating_info) == NominatingMode.OVERRIDE and nominating_info:
+        if nominating_info.nominated_node_name:
+            sched.recorder.record(
+                "nominated", pod=meta_namespace_key(pod), node=nominating_info.nominated_node_name
+            )
     message = str(err)
     sched.event_recorder.eventf(pod, "Warning", "FailedScheduling", "Scheduling", message)
     condition = {
@@ -533,7 +589,7 @@ def record_scheduling_failure(
         "reason": reason,
         "message": message,
     }
-    update_pod(sched, pod, condition)
+    update_pod(sched, pod, condition, nominating_info)
 
 
 def error_func(sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException) -> None:
@@ -583,25 +639,37 @@ def error_func(sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException) ->
         log.error("Error occurred: %s", error)
 
 
-def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -> None:
-    """Set a condition on the pod through pods/status (upstream: updatePod).
+def update_pod(
+    sched: Scheduler,
+    pod: client.V1Pod,
+    condition: dict[str, str],
+    nominating_info: NominatingInfo | None,
+) -> None:
+    """Set a condition on the pod, and its nominated node when ``nominating_info`` overrides
+    it with another, through pods/status (upstream: updatePod).
 
-    As upstream, nothing is sent when the pod already has that condition, and a failure is
-    logged, never raised: the scheduler goes on either way.
-    Simplified: no lastTransitionTime, and no nominatedNodeName (no preemption here).
+    As upstream, nothing is sent when the pod already has that condition and nominated node,
+    and a failure is logged, never raised: the scheduler goes on either way.
+    Simplified: no lastTransitionTime.
     """
+    status: dict[str, object] = {"conditions": [condition]}
+    if mode_of(nominating_info) == NominatingMode.OVERRIDE and nominating_info:
+        nnn = nominating_info.nominated_node_name
+        if nominated_node_name(pod) != nnn:
+            status["nominatedNodeName"] = nnn or None  # null clears it
     for c in (pod.status and pod.status.conditions) or []:
         if c.type == condition["type"] and (c.status, c.reason, c.message) == (
             condition["status"],
             condition["reason"],
             condition["message"],
         ):
-            return
+            if "nominatedNodeName" not in status:
+                return
     try:
         sched.client.patch_namespaced_pod_status(
             pod.metadata.name,
             pod.metadata.namespace,
-            {"status": {"conditions": [condition]}},
+            {"status": status},
             _content_type="application/strategic-merge-patch+json",
         )
     except client.ApiException as e:  # its str() carries every header: say what matters

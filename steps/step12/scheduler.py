@@ -21,7 +21,7 @@ from . import plugins, runtime
 from .cache import DURATION_TO_EXPIRE_ASSUMED_POD, Cache
 from .eventhandlers import add_all_event_handlers
 from .schedule_one import schedule_one
-from .scheduling_queue import PriorityQueue
+from .scheduling_queue import Nominator, PriorityQueue
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,9 @@ class Scheduler:
         # from the cache as the cycle starts (upstream: SchedulerCache, nodeInfoSnapshot).
         self.cache = Cache(DURATION_TO_EXPIRE_ASSUMED_POD, clock)
         self.snapshot = Snapshot()
+        # The nominated pods, shared by the queue (which keeps it) and the framework (whose
+        # Filter counts them); it reads pods from the informer, built below.
+        nominator = Nominator(lambda: self.pod_informer.store)
         self.framework = runtime.Framework(
             plugins.new_registry(),
             plugins.default_plugins(),
@@ -81,12 +84,17 @@ class Scheduler:
             recorder=self.recorder,
             client_set=self.client,
             snapshot_shared_lister=self.snapshot,
+            event_recorder=lambda: self.event_recorder,
+            pod_lister=lambda: self.pod_informer.store,
+            pod_nominator=nominator,
+            rng=rng,
         )
         self.scheduling_queue = PriorityQueue(
             self.framework.queue_sort_func(),
             clock,
             self.recorder,
             cluster_event_map=self.framework.cluster_event_map,
+            pod_nominator=nominator,
         )
 
         self.pod_informer = Informer(

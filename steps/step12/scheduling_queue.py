@@ -16,8 +16,10 @@ A pod is in at most one of three sub-queues:
 A popped pod is in none of them ("in flight") until the scheduler binds it or hands it back
 with ``add_unschedulable_if_not_present``.
 
-Not implemented: the PodNominator (no preemption here), Activate (no plugin asks for it) and
-the metrics.
+Beside them, the **nominator** remembers the node each pod was nominated to by preemption
+(``status.nominatedNodeName``), so that Filter can count the pod there before it is bound.
+
+Not implemented: Activate (no plugin asks for it) and the metrics.
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ from .framework import (
     ActionType,
     ClusterEvent,
     LessFunc,
+    NominatingInfo,
+    NominatingMode,
+    PodLister,
     QueuedPodInfo,
+    mode_of,
 )
 
 log = logging.getLogger(__name__)
@@ -196,6 +202,110 @@ class Heap(Generic[T]):
         self._index[self._key(items[j])] = j
 
 
+# --- the nominator -----------------------------------------------------------------------------
+
+
+def nominated_node_name(pod: V1Pod) -> str:
+    """``status.nominatedNodeName``, or "" (upstream: NominatedNodeName)."""
+    return (pod.status and pod.status.nominated_node_name) or ""
+
+
+class Nominator:
+    """The pods nominated to each node, and the node of each nominated pod (upstream:
+    nominator, the PodNominator the queue embeds).
+
+    A pod is nominated when preemption made room for it on a node; it keeps the nomination
+    until it is bound, deleted, or nominated elsewhere. ``_lock`` guards both maps; the queue
+    calls in with its own lock held (never the other way round).
+    """
+
+    def __init__(self, pod_lister: Callable[[], PodLister | None] | None = None) -> None:
+        self._pod_lister = pod_lister
+        self._lock = threading.Lock()
+        # Node name -> the pods nominated to it, in nomination order (upstream: nominatedPods).
+        self._nominated_pods: dict[str, list[V1Pod]] = {}
+        # Pod UID -> its nominated node (upstream: nominatedPodToNode).
+        self._nominated_pod_to_node: dict[str, str] = {}
+
+    def add_nominated_pod(self, pod: V1Pod, nominating_info: NominatingInfo | None) -> None:
+        """Nominate the pod: to ``nominating_info``'s node when it overrides, else to the
+        node its status already names, if any (upstream: AddNominatedPod)."""
+        with self._lock:
+            self._add(pod, nominating_info)
+
+    def delete_nominated_pod_if_exists(self, pod: V1Pod) -> None:
+        """Upstream: DeleteNominatedPodIfExists."""
+        with self._lock:
+            self._delete(pod)
+
+    def update_nominated_pod(self, old_pod: V1Pod, new_pod: V1Pod) -> None:
+        """Replace the pod's object, keeping its nomination (upstream: UpdateNominatedPod).
+
+        An update whose old and new pods both have no nominatedNodeName keeps the node the
+        nominator has: the status update that writes the nomination may not have come back
+        from the API server yet.
+        """
+        with self._lock:
+            nominating_info = None
+            if not nominated_node_name(old_pod) and not nominated_node_name(new_pod):
+                nnn = self._nominated_pod_to_node.get(old_pod.metadata.uid)
+                if nnn is not None:
+                    nominating_info = NominatingInfo(nnn, NominatingMode.OVERRIDE)
+            self._delete(old_pod)
+            self._add(new_pod, nominating_info)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]:
+        """A copy of the list of pods nominated to the node (upstream: NominatedPodsForNode)."""
+        with self._lock:
+            return list(self._nominated_pods.get(node_name, []))
+
+    def _add(self, pod: V1Pod, nominating_info: NominatingInfo | None) -> None:
+        # Never more than one entry per pod.
+        self._delete(pod)
+        mode = mode_of(nominating_info)
+        if mode == NominatingMode.OVERRIDE:
+            assert nominating_info is not None
+            node_name = nominating_info.nominated_node_name
+        else:
+            node_name = nominated_node_name(pod)
+        if not node_name:
+            # Differs from upstream: an override to "" nominates the pod to node "" there.
+            # Nothing reads that entry (no node has that name), and it is dropped here.
+            return
+        lister = self._pod_lister() if self._pod_lister is not None else None
+        if lister is not None:
+            # A pod that was deleted, or bound meanwhile, is not nominated.
+            updated = lister.get_by_key(meta_namespace_key(pod))
+            if updated is None:
+                log.debug(
+                    'Pod doesn\'t exist in podLister, aborted adding it to the nominator pod="%s"',
+                    meta_namespace_key(pod),
+                )
+                return
+            if updated.spec.node_name:
+                log.debug(
+                    "Pod is already scheduled to a node, aborted adding it to the nominator "
+                    'pod="%s" node="%s"',
+                    meta_namespace_key(pod),
+                    updated.spec.node_name,
+                )
+                return
+        self._nominated_pod_to_node[pod.metadata.uid] = node_name
+        pods = self._nominated_pods.setdefault(node_name, [])
+        if all(p.metadata.uid != pod.metadata.uid for p in pods):
+            pods.append(pod)
+
+    def _delete(self, pod: V1Pod) -> None:
+        nnn = self._nominated_pod_to_node.pop(pod.metadata.uid, None)
+        if nnn is None:
+            return
+        pods = [p for p in self._nominated_pods.get(nnn, []) if p.metadata.uid != pod.metadata.uid]
+        if pods:
+            self._nominated_pods[nnn] = pods
+        else:
+            self._nominated_pods.pop(nnn, None)
+
+
 # --- the queue ---------------------------------------------------------------------------------
 
 
@@ -215,6 +325,7 @@ class PriorityQueue:
         recorder: Recorder,
         *,
         cluster_event_map: dict[ClusterEvent, set[str]] | None = None,
+        pod_nominator: Nominator | None = None,
         pod_initial_backoff_duration: float = DEFAULT_POD_INITIAL_BACKOFF_DURATION,
         pod_max_backoff_duration: float = DEFAULT_POD_MAX_BACKOFF_DURATION,
         backoff_q_flush_period: float = DEFAULT_BACKOFF_Q_FLUSH_PERIOD,
@@ -231,6 +342,9 @@ class PriorityQueue:
         # For each cluster event, the plugins that registered it: which pods an event may
         # move out of unschedulableQ.
         self.cluster_event_map = cluster_event_map or {}
+        # Upstream: the PodNominator PriorityQueue embeds; the scheduler shares it with the
+        # framework, which reads it when it filters.
+        self.pod_nominator = pod_nominator or Nominator()
 
         self._lock = threading.Condition()
         self._active_q: Heap[QueuedPodInfo] = Heap(pod_info_key, less)
@@ -273,6 +387,7 @@ class PriorityQueue:
                 log.error('Error: pod is already in the unschedulable queue pod="%s"', key)
             if self._pod_backoff_q.delete(key) is not None:
                 log.error('Error: pod is already in the podBackoff queue pod="%s"', key)
+            self.pod_nominator.add_nominated_pod(pod, None)
             self._record(p_info, "activeQ", POD_ADD)
             self._lock.notify_all()
 
@@ -329,6 +444,7 @@ class PriorityQueue:
             else:
                 self._unschedulable_q[get_pod_full_name(pod)] = p_info
                 self._record(p_info, "unschedulableQ", SCHEDULE_ATTEMPT_FAILURE)
+            self.pod_nominator.add_nominated_pod(pod, None)
             return None
 
     # --- the background loops ------------------------------------------------------------------
@@ -379,6 +495,7 @@ class PriorityQueue:
                     p_info = heap.get(key)
                     if p_info is not None:
                         p_info.update(new_pod)
+                        self.pod_nominator.update_nominated_pod(old_pod, new_pod)
                         heap.update(p_info)
                         return
 
@@ -386,6 +503,8 @@ class PriorityQueue:
             us_p_info = self._unschedulable_q.get(full_name)
             if us_p_info is not None:
                 us_p_info.update(new_pod)
+                if old_pod is not None:
+                    self.pod_nominator.update_nominated_pod(old_pod, new_pod)
                 if old_pod is not None and not is_pod_updated(old_pod, new_pod):
                     return  # nothing that could make it schedulable: it keeps waiting
                 del self._unschedulable_q[full_name]
@@ -400,12 +519,14 @@ class PriorityQueue:
 
             p_info = self._new_queued_pod_info(new_pod)
             self._active_q.add(p_info)
+            self.pod_nominator.add_nominated_pod(new_pod, None)
             self._record(p_info, "activeQ", POD_UPDATE)
             self._lock.notify_all()
 
     def delete(self, pod: V1Pod) -> None:
         """The pod is gone, or was bound: forget it, whichever queue holds it."""
         with self._lock:
+            self.pod_nominator.delete_nominated_pod_if_exists(pod)
             key = meta_namespace_key(pod)
             p_info = (
                 self._active_q.delete(key)

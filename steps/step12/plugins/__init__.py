@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..runtime import EnabledPlugin, Plugins, Registry
 from . import (
     defaultbinder,
+    defaultpreemption,
     flakybinder,
     nodenumber,
     noderesources,
@@ -27,6 +28,7 @@ def new_registry() -> Registry:
         nodeunschedulable.NAME: nodeunschedulable.new,
         nodenumber.NAME: nodenumber.new,
         noderesources.NAME: noderesources.new_fit,
+        defaultpreemption.NAME: defaultpreemption.new,
         flakybinder.NAME: flakybinder.new,
         defaultbinder.NAME: defaultbinder.new,
     }
@@ -44,6 +46,9 @@ def default_plugins() -> Plugins:
         filter=[
             EnabledPlugin(nodeunschedulable.NAME),
             EnabledPlugin(noderesources.NAME),
+        ],
+        post_filter=[
+            EnabledPlugin(defaultpreemption.NAME),
         ],
         pre_score=[
             EnabledPlugin(nodenumber.NAME),
