@@ -80,12 +80,21 @@ class Recorder(Protocol):
 
     def record(self, event: str, /, **fields: Any) -> None: ...
 
+    def wants_detail(self, pod: str) -> bool:
+        """Whether the per-node events (PER_NODE) of ``pod`` are kept: a step asks once per
+        cycle and records one per node only then, as upstream checks klog.V(10).Enabled()
+        once before logging every node's score."""
+        ...
+
 
 class NullRecorder:
     """Records nothing: the default when a step runs alone."""
 
     def record(self, event: str, /, **fields: Any) -> None:
         return None
+
+    def wants_detail(self, pod: str) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -165,9 +174,8 @@ class Report:
 
     def record(self, event: str, /, **fields: Any) -> None:
         pod = str(fields.get("pod", ""))
-        if event in PER_NODE and pod not in self._detailed and not self._listeners:
-            # A node's result for a pod nobody will be shown: the cheap path. A listener (the
-            # web page) sees every event and keeps what it shows within bounds of its own.
+        if event in PER_NODE and not self.wants_detail(pod):
+            # A node's result for a pod nobody will be shown: the cheap path.
             return
         with self._lock:
             line = self._apply(pod, event, fields)
@@ -176,6 +184,11 @@ class Report:
             else:
                 self._publish(event, fields, line)
             self._changed.notify_all()
+
+    def wants_detail(self, pod: str) -> bool:
+        """A followed or recent pod's; every pod's while a listener (the web page) sees every
+        event, as it keeps what it shows within bounds of its own."""
+        return pod in self._detailed or bool(self._listeners)
 
     def say(self, line: str) -> None:
         """Print a line of the scenario's own, in order with the scheduler's."""
