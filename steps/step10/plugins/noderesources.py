@@ -128,20 +128,36 @@ def fits_request(pod_request: Resource, node_info: NodeInfo) -> list[Insufficien
         return insufficient
     allocatable = node_info.allocatable
     requested = node_info.requested
-    for name, asked, used, capacity in [
-        ("cpu", pod_request.milli_cpu, requested.milli_cpu, allocatable.milli_cpu),
-        ("memory", pod_request.memory, requested.memory, allocatable.memory),
-        (
-            "ephemeral-storage",
-            pod_request.ephemeral_storage,
-            requested.ephemeral_storage,
-            allocatable.ephemeral_storage,
-        ),
-    ]:
-        if capacity < asked + used:
-            insufficient.append(
-                InsufficientResource(name, f"Insufficient {name}", asked, used, capacity)
+    if allocatable.milli_cpu < pod_request.milli_cpu + requested.milli_cpu:
+        insufficient.append(
+            InsufficientResource(
+                "cpu",
+                "Insufficient cpu",
+                pod_request.milli_cpu,
+                requested.milli_cpu,
+                allocatable.milli_cpu,
             )
+        )
+    if allocatable.memory < pod_request.memory + requested.memory:
+        insufficient.append(
+            InsufficientResource(
+                "memory",
+                "Insufficient memory",
+                pod_request.memory,
+                requested.memory,
+                allocatable.memory,
+            )
+        )
+    if allocatable.ephemeral_storage < pod_request.ephemeral_storage + requested.ephemeral_storage:
+        insufficient.append(
+            InsufficientResource(
+                "ephemeral-storage",
+                "Insufficient ephemeral-storage",
+                pod_request.ephemeral_storage,
+                requested.ephemeral_storage,
+                allocatable.ephemeral_storage,
+            )
+        )
     return insufficient
 
 
