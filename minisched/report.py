@@ -92,12 +92,21 @@ class Recorder(Protocol):
 
     def record(self, event: str, /, **fields: Any) -> None: ...
 
+    def wants_detail(self, pod: str) -> bool:
+        """Whether the per-node events (PER_NODE) of ``pod`` are kept: a step asks once per
+        cycle and records one per node only then, as upstream checks klog.V(10).Enabled()
+        once before logging every node's score."""
+        ...
+
 
 class NullRecorder:
     """Records nothing: the default when a step runs alone."""
 
     def record(self, event: str, /, **fields: Any) -> None:
         return None
+
+    def wants_detail(self, pod: str) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -179,9 +188,8 @@ class Report:
 
     def record(self, event: str, /, **fields: Any) -> None:
         pod = str(fields.get("pod", ""))
-        if event in PER_NODE and pod not in self._detailed and not self._listeners:
-            # A node's result for a pod nobody will be shown: the cheap path. A listener (the
-            # web page) sees every event and keeps what it shows within bounds of its own.
+        if event in PER_NODE and not self.wants_detail(pod):
+            # A node's result for a pod nobody will be shown: the cheap path.
             return
         with self._lock:
             line = self._apply(pod, event, fields)
@@ -190,6 +198,11 @@ class Report:
             else:
                 self._publish(event, fields, line)
             self._changed.notify_all()
+
+    def wants_detail(self, pod: str) -> bool:
+        """A followed or recent pod's; every pod's while a listener (the web page) sees every
+        event, as it keeps what it shows within bounds of its own."""
+        return pod in self._detailed or bool(self._listeners)
 
     def say(self, line: str) -> None:
         """Print a line of the scenario's own, in order with the scheduler's."""
@@ -247,8 +260,15 @@ class Report:
     def _publish(self, event: str, fields: dict[str, Any], line: str) -> None:
         """Hand one event to every subscriber: the lines, the live table, the listeners."""
         if line and not self._muted:
-            # soft_wrap: a line is never broken by rich; a terminal folds a long one itself.
-            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            if self._live is None and not self.console.is_terminal:
+                # Off a terminal the line is written as it is: the text and a newline is all
+                # rich would write (no markup, no wrapping, no colour), and it takes rich about
+                # 100 us a line to find that out, three times per pod the scheduler binds.
+                self.console.file.write(line + "\n")
+                self.console.file.flush()
+            else:
+                # soft_wrap: a line is never broken by rich; a terminal folds a long one itself.
+                self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         if self._live is not None:
             self._live.update(self.queue_table(), refresh=True)
         for listener in self._listeners:

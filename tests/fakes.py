@@ -59,6 +59,9 @@ class ListRecorder:
         with self._lock:
             self.events.append((event, fields))
 
+    def wants_detail(self, pod: str) -> bool:
+        return True  # tests read every node's result
+
     def of(self, event: str) -> list[dict[str, Any]]:
         with self._lock:
             return [f for e, f in self.events if e == event]

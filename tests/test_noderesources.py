@@ -319,8 +319,13 @@ def least_allocated(step: int, pod: client.V1Pod, node: client.V1Node, *pods: cl
         sched.cache.add_pod(p)
     sched.cache.update_snapshot(sched.snapshot)
     [fit] = [p for p in sched.framework.score_plugins if p.name() == NAME]
-    score, status = fit.score(None, pod, node.metadata.name)
+    cycle_state = step_module(step, "cycle_state")
+    state = cycle_state.CycleState()
+    assert fit.pre_score(state, pod, [node]).is_success()
+    score, status = fit.score(state, pod, node.metadata.name)
     assert status.is_success(), status
+    # Without PreScore (a profile that does not enable it) Score computes the request itself.
+    assert fit.score(cycle_state.CycleState(), pod, node.metadata.name) == (score, status)
     return score
 
 

@@ -41,6 +41,9 @@ class WaitingRecorder:
             self.events.append((event, fields))
             self._changed.notify_all()
 
+    def wants_detail(self, pod: str) -> bool:
+        return True
+
     def wait_for(self, event: str, pod: str, timeout: float = TIMEOUT) -> dict[str, Any] | None:
         def found() -> dict[str, Any] | None:
             return next((f for e, f in self.events if e == event and f.get("pod") == pod), None)

@@ -223,6 +223,18 @@ def test_the_window_and_the_followed_pods_keep_their_detail_and_no_more() -> Non
     assert report.why("pod1999", "n99") == "score 99 (S 99)"
 
 
+def test_only_a_followed_or_recent_pod_or_a_listener_wants_per_node_detail() -> None:
+    report = Report(Console(file=io.StringIO(), width=120), live=False, window=1)
+    report.follow("ns/story")
+    assert report.wants_detail("ns/story") and not report.wants_detail("ns/other")
+    report.record("attempt", pod="ns/recent")
+    assert report.wants_detail("ns/recent")
+    report.record("attempt", pod="ns/next")  # the window holds one pod: the last attempted
+    assert not report.wants_detail("ns/recent")
+    report.subscribe(lambda event, fields, line: None)
+    assert report.wants_detail("ns/other")  # a listener (the web page) sees every event
+
+
 def test_the_scheduler_alone_holds_nothing_for_hundreds_of_bound_pods(
     fresh_apiserver: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

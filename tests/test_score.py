@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import built_steps, step_module
 from tests.fakes import (
+    ListRecorder,
     add_nodes,
     cycle_args,
     drive,
@@ -263,6 +264,27 @@ def test_pod8_goes_to_node8_and_the_report_has_every_score(step: int) -> None:
     if step >= 10:  # five empty nodes: the same LeastAllocated score, (97 + 99) // 2
         expected |= {(f"node{i}", "NodeResourcesFit"): 98 for i in range(5, 10)}
     assert scores == expected
+    assert sched.recorder.of("selected") == [{"pod": "default/pod8", "node": "node8"}]
+
+
+class NoDetailRecorder(ListRecorder):
+    """The scheduler alone: it keeps no pod's per-node results."""
+
+    def wants_detail(self, pod: str) -> bool:
+        return False
+
+
+@step_param
+def test_no_score_is_recorded_per_node_when_the_recorder_keeps_none(step: int) -> None:
+    sched = offline_scheduler(step)
+    sched.recorder = sched.framework.recorder = NoDetailRecorder()
+    _cluster(sched)
+    sched.scheduling_queue.add(make_pod("pod8"))
+    step_module(step, "schedule_one").schedule_one(sched)
+    assert drive(sched, 1)
+    # The scores still decide: pod8 goes to node8.
+    assert sched.client.bindings == [("default/pod8", "node8")]
+    assert sched.recorder.of("score") == []
     assert sched.recorder.of("selected") == [{"pod": "default/pod8", "node": "node8"}]
 
 

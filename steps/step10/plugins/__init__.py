@@ -46,6 +46,7 @@ def default_plugins() -> Plugins:
             EnabledPlugin(noderesources.NAME),
         ],
         pre_score=[
+            EnabledPlugin(noderesources.NAME),
             EnabledPlugin(nodenumber.NAME),
         ],
         score=[
