@@ -348,11 +348,12 @@ class Framework:
         for pl in self.score_plugins:
             scores = []
             for node in nodes:
-                score, status = pl.score(state, pod, node.metadata.name)
+                name = node.metadata.name
+                score, status = pl.score(state, pod, name)
                 if not status.is_success():
                     err = Exception(f'plugin "{pl.name()}" failed with: {status.as_error()}')
                     return {}, framework.as_status(Exception(f"running Score plugins: {err}"))
-                scores.append(framework.NodeScore(node.metadata.name, score))
+                scores.append(framework.NodeScore(name, score))
             plugin_to_node_scores[pl.name()] = scores
 
         for pl in self.score_plugins:
@@ -366,11 +367,11 @@ class Framework:
                     Exception(f"running Normalize on Score plugins: {err}")
                 )
 
+        low, high = framework.MIN_NODE_SCORE, framework.MAX_NODE_SCORE
         for pl in self.score_plugins:
             weight = self.score_plugin_weight[pl.name()]
             for node_score in plugin_to_node_scores[pl.name()]:
-                if not framework.MIN_NODE_SCORE <= node_score.score <= framework.MAX_NODE_SCORE:
-                    low, high = framework.MIN_NODE_SCORE, framework.MAX_NODE_SCORE
+                if not low <= node_score.score <= high:
                     err = Exception(
                         f'plugin "{pl.name()}" returns an invalid score {node_score.score}, it '
                         f"should in the range of [{low}, {high}] after normalizing"

@@ -37,8 +37,11 @@ class NotFoundError(KeyError):
 class CycleState:
     """A map from StateKey to StateData (upstream: CycleState).
 
-    ``_lock`` guards ``_storage``: upstream plugins may read and write from the goroutines
-    that filter and score nodes in parallel.
+    ``_lock`` guards ``_storage`` against concurrent writes: upstream plugins may read and
+    write from the goroutines that filter and score nodes in parallel. ``read`` takes no lock:
+    a dict lookup is atomic in CPython, and a read comes once per node and plugin, where the
+    keys are written once per cycle. Differs from v1.23 (a read-write mutex, read-locked by
+    Read); later releases read a sync.Map without a lock, for the same reason.
     """
 
     def __init__(self) -> None:
@@ -47,11 +50,10 @@ class CycleState:
 
     def read(self, key: StateKey) -> StateData:
         """The data under ``key``; raises NotFoundError if there is none."""
-        with self._lock:
-            try:
-                return self._storage[key]
-            except KeyError:
-                raise NotFoundError() from None
+        try:
+            return self._storage[key]
+        except KeyError:
+            raise NotFoundError() from None
 
     def write(self, key: StateKey, value: StateData) -> None:
         with self._lock:

@@ -467,22 +467,28 @@ def prioritize_nodes(
         raise status.as_error() or Exception(status.message())
 
     key = meta_namespace_key(pod)
-    result = [framework.NodeScore(node.metadata.name, 0) for node in nodes]
-    # As upstream (klog.V(10).Enabled()), check the log level once, not once per node.
+    # As upstream (klog.V(10).Enabled()), ask once per cycle, not once per node, whether each
+    # node's score is wanted: in the log, or in the report (the scheduler alone shows none).
     verbose = log.isEnabledFor(logging.DEBUG)
-    for plugin, node_score_list in scores_map.items():
-        for total, node_score in zip(result, node_score_list, strict=True):
-            if verbose:
-                log.debug(
-                    'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
-                    key,
-                    plugin,
-                    node_score.name,
-                    node_score.score,
+    if verbose or sched.recorder.wants_detail(key):
+        for plugin, node_score_list in scores_map.items():
+            for node_score in node_score_list:
+                if verbose:
+                    log.debug(
+                        'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
+                        key,
+                        plugin,
+                        node_score.name,
+                        node_score.score,
+                    )
+                sched.recorder.record(
+                    "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
                 )
-            sched.recorder.record(
-                "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
-            )
+
+    # Summarize all scores.
+    result = [framework.NodeScore(node.metadata.name, 0) for node in nodes]
+    for node_score_list in scores_map.values():
+        for total, node_score in zip(result, node_score_list, strict=True):
             total.score += node_score.score
     return result
 

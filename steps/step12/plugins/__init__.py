@@ -51,6 +51,7 @@ def default_plugins() -> Plugins:
             EnabledPlugin(defaultpreemption.NAME),
         ],
         pre_score=[
+            EnabledPlugin(noderesources.NAME),
             EnabledPlugin(nodenumber.NAME),
         ],
         score=[
