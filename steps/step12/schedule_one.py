@@ -398,7 +398,9 @@ def find_nodes_that_pass_filters(
     that passed are dropped), so which nodes a cycle examined varies from run to run.
 
     The index moves modulo the nodes given, as in v1.23: the nominated node's search, over that
-    one node, sets it back to 0. Later releases take it modulo all the nodes (allNodes).
+    one node, sets it back to 0. Later releases move it in findNodesThatFitPod, after the
+    search over all the nodes only (v1.25, kubernetes#110947), and modulo all the nodes
+    (allNodes) even where PreFilter narrowed them (kubernetes#124933).
     """
     key = meta_namespace_key(pod)
     num_all_nodes = len(nodes)
