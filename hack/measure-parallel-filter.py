@@ -5,12 +5,12 @@ Upstream runs Filter (and Score) on 16 goroutines. This times one scheduling cyc
 N nodes (default 5000) four ways, in wall time and in the process's CPU time, in this process,
 with no API server (docs/step12-sampling.md quotes its output):
 
-- every node, one after the other (what step 10 does);
+- every node, one after the other (what step 11 does);
 - every node, on a ThreadPoolExecutor of 16 threads, in upstream's chunks (parallelize.Until:
   chunks of min(sqrt(n), n/16 + 1) nodes);
 - step 12's search: from the start index until numFeasibleNodesToFind nodes fit;
-- and a whole cycle (snapshot, PreFilter, Filter, PreScore, Score, select_host) of step 10
-  and of step 12.
+- and a whole cycle (snapshot, PreFilter, Filter, PreScore, Score, select_host) of step 11
+  (the step before) and of step 12.
 
 Run it with minisched's environment: ``.nox/minisched/bin/python hack/measure-parallel-filter.py``
 (``--nodes 500``, ``--repeats 20``).
@@ -146,7 +146,7 @@ def main() -> int:
         f"Filter, step 12: until {to_find} fit",
     ]
     fns: list[Callable[[], object]] = [every_node, every_node_on_threads, sampled]
-    for step in (10, 12):
+    for step in (11, 12):
         s = scheduler(step, args.nodes)
         schedule_pod = step_module(step, "schedule_one").schedule_pod
         cs = step_module(step, "cycle_state")

@@ -37,7 +37,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,15 +107,27 @@ def _cache_probe(scheduler: Any, c: cluster.Cluster, timeout: float = 10.0) -> A
     cache never fills, and the run ends at once instead of after ``timeout``.
     """
 
-    def wait(kind: str, names: Iterable[str], present: bool = True) -> bool:
-        """``present`` False: wait until the informers no longer hold them (deleted)."""
+    def wait(
+        kind: str,
+        names: Iterable[str],
+        present: bool = True,
+        versions: Mapping[str, str] | None = None,
+    ) -> bool:
+        """``present`` False: wait until the informers no longer hold them (deleted).
+        ``versions``: name -> the resourceVersion the informer's copy must have reached."""
         informer = scheduler.node_informer if kind == "node" else scheduler.pod_informer
         wanted = set(names)
         deadline = time.monotonic() + timeout
 
         def seen(items: Any) -> bool:
-            held = {key.rsplit("/", 1)[-1] for key in items}
-            return wanted <= held if present else not (wanted & held)
+            held = {key.rsplit("/", 1)[-1]: obj for key, obj in items.items()}
+            if not present:
+                return not (wanted & held.keys())
+            return wanted <= held.keys() and all(
+                version_reached(held[n].metadata.resource_version, v)
+                for n, v in (versions or {}).items()
+                if n in wanted
+            )
 
         while (left := deadline - time.monotonic()) > 0:
             if informer.store.wait_until(seen, min(left, 0.5)):
@@ -125,6 +137,17 @@ def _cache_probe(scheduler: Any, c: cluster.Cluster, timeout: float = 10.0) -> A
         return False
 
     return wait
+
+
+def version_reached(held: str | None, written: str) -> bool:
+    """Whether an informer's copy, at resourceVersion ``held``, is the one written at
+    ``written`` or a later one. Resource versions are opaque to clients, but etcd's revisions
+    and the embedded server's counter are integers, and increase: compared as such. Anything
+    else must match exactly."""
+    try:
+        return int(held or "") >= int(written)
+    except ValueError:
+        return held == written
 
 
 def _wait_until_seen_deleted(scheduler: Any, namespace: str, timeout: float = 1.0) -> None:

@@ -84,6 +84,9 @@ class Scenario:
         self.pods: list[str] = []
         self._kubelets: list[FakeKubelet] = []
         self._priority_classes: list[str] = []
+        # (kind, name) -> the resourceVersion this run's last write of that node or pod
+        # returned: scheduler_has_seen waits for that version, not only for the name.
+        self._written: dict[tuple[str, str], str] = {}
 
     # --- setup and teardown ----------------------------------------------------------------
 
@@ -148,7 +151,8 @@ class Scenario:
             # way; it is a Pod's create that resets status). This writes it separately, through
             # /status as a kubelet's later updates do, so informers see an Add without status,
             # then an update (NodeAllocatableChange): step 7's chapter shows both.
-            self.core.patch_node_status(name, {"status": status})
+            patched = self.core.patch_node_status(name, {"status": status})
+            self._written[("node", name)] = patched.metadata.resource_version
         self.nodes.append(name)
         return created
 
@@ -163,7 +167,8 @@ class Scenario:
                 resources = {k: options.pop(k) for k in ("pods", "cpu", "memory")}
                 node = self._node(name, **options)
                 node.status = node_status(**resources)
-                self.core.create_node(node)
+                created = self.core.create_node(node)
+                self._written[("node", name)] = created.metadata.resource_version
                 self.nodes.append(name)
 
     def _node(
@@ -210,6 +215,7 @@ class Scenario:
             self.report.follow(f"{self.namespace}/{name}")
         with self._announce(f"scenario: created pod {name}", "pod", name):
             created = self.core.create_namespaced_pod(self.namespace, pod)
+            self._written[("pod", name)] = created.metadata.resource_version
         self.pods.append(name)
         return created
 
@@ -262,15 +268,19 @@ class Scenario:
             self.say(line)
 
     def scheduler_has_seen(self, kind: str, names: Iterable[str]) -> None:
-        """Wait until the scheduler's informer cache holds these objects.
+        """Wait until the scheduler's informer cache holds these objects, each as this run
+        last wrote it (at that resourceVersion or a later one).
 
         Only possible when the runner runs the scheduler in this process; elsewhere this
         returns at once. It makes seeded runs repeatable: without it, a pod could be scheduled
-        before the scheduler's node informer has seen the last node.
+        before the scheduler's node informer has seen the last node; and without the version,
+        before it has seen that node's status (``create_node`` writes it after the create),
+        to a scheduler that then finds no room on the node.
         """
         if self._wait_for_cache is not None:
             names = list(names)
-            if not self._wait_for_cache(kind, names):
+            versions = {n: self._written[(kind, n)] for n in names if (kind, n) in self._written}
+            if not self._wait_for_cache(kind, names, versions=versions):
                 log.warning("the scheduler did not see %s %s in time", kind, names)
 
     # --- waiting -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ max(100, 200 x 49 %) = 100 feasible nodes, starting where the cycle before it st
   node is checked, one is found, and the index comes back to 20.
 - cache (1 CPU) starts at 20 again: node-020x .. node-139x; node-100x is the emptiest there.
 
-``nox -s step12 -- --percentage-of-nodes-to-score 100`` filters every node, as step 10 did:
+``nox -s step12 -- --percentage-of-nodes-to-score 100`` filters every node, as step 11 did:
 web goes to node-170x.
 
 Run: ``nox -s step12``, or ``nox -s step12 -- --seed N --kubeconfig PATH``. With minisched

@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from minisched import runner, steps
 from tests.conftest import built_steps, step_module
@@ -155,6 +156,45 @@ def test_a_smaller_cluster_wraps_an_index_left_by_a_larger_one(step: int) -> Non
     sched.next_start_node_index = 350  # left by a cycle that saw more nodes
     assert sampled(schedule(step, sched, "second")) == (150, 100, 100)
     assert sched.next_start_node_index == 50
+
+
+def schedule_nominated(step: int, sched: Any, name: str, node: str) -> str:
+    """One cycle for a new pod of 1 CPU nominated to ``node`` (as a preemption left it): the
+    node it was bound to."""
+    pod = pod_asking(name, container("c", cpu="1", memory="1Gi"))
+    pod.status = client.V1PodStatus(nominated_node_name=node)
+    add_pods(sched, pod)
+    sched.scheduling_queue.add(pod)
+    step_module(step, "schedule_one").schedule_one(sched)
+    return sched.recorder.of("selected")[-1]["node"]
+
+
+@step_param
+def test_a_nominated_node_that_fits_is_searched_alone_and_sets_the_index_back_to_0(
+    step: int,
+) -> None:
+    sched = cluster(step, 200)
+    schedule(step, sched, "first")
+    assert sched.next_start_node_index == 100
+    assert schedule_nominated(step, sched, "preemptor", "n-150x") == "n-150x"
+    # v1.23: the nominated node's search runs over a list of that one node, and moves the
+    # index modulo 1. Later releases leave the index alone there (it would stay at 100).
+    assert sampled(sched.recorder.of("feasible")[-2]) == (0, 1, 1)
+    assert sched.recorder.of("feasible")[-1]["nominated"] == "n-150x"
+    assert sched.next_start_node_index == 0
+    assert sampled(schedule(step, sched, "after")) == (0, 100, 100)
+
+
+@step_param
+def test_a_nominated_node_that_fails_sends_the_full_search_back_to_index_0(step: int) -> None:
+    sched = cluster(step, 200, cordoned={150})
+    schedule(step, sched, "first")
+    assert sched.next_start_node_index == 100
+    # n-150x is cordoned: the one-node search fails (and moves the index to 0), then the search
+    # over every node starts at 0, not at 100 where the last cycle stopped.
+    assert schedule_nominated(step, sched, "preemptor", "n-150x") != "n-150x"
+    assert sampled(sched.recorder.of("feasible")[-1]) == (0, 100, 100)
+    assert sched.next_start_node_index == 100
 
 
 # --- 100 % decides as the step before did ----------------------------------------------------

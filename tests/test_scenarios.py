@@ -9,12 +9,17 @@ from __future__ import annotations
 import io
 import random
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from kubernetes import client
 from rich.console import Console
 
 from minisched import runner
+from minisched.informer import Store
 from minisched.report import Report
+from minisched.scenario import Scenario
 from tests.conftest import built_steps
 
 SEED = 1
@@ -246,3 +251,46 @@ def test_scenario(step: int) -> None:
     if step in LAST_LINE:
         story = output.split(f"Step {step}: where each pod went")[0].splitlines()
         assert story[-1].startswith(LAST_LINE[step]), output
+
+
+# --- waiting for the scheduler's informers -----------------------------------------------------
+
+
+def test_a_created_node_is_waited_for_at_its_status_write_not_at_its_create(
+    api_client: client.ApiClient,
+) -> None:
+    """create_node writes the Node, then its status: the scheduler must have seen the second
+    write. Seeing the first was not enough: a pod created then met a node with no allocatable
+    (step 11's api went on to preempt east's pods, once in a few loaded runs)."""
+    asked: list[tuple[str, list[str], dict[str, str]]] = []
+
+    def wait_for_cache(kind: str, names: list[str], present: bool = True, **kw: Any) -> bool:
+        asked.append((kind, list(names), dict(kw.get("versions") or {})))
+        return True
+
+    with Scenario(api_client, "cache-versions", wait_for_cache=wait_for_cache, say=str) as s:
+        created = s.create_node("cache-versions-n", cpu="2")
+        s.scheduler_has_seen("node", ["cache-versions-n"])
+        now = client.CoreV1Api(api_client).read_node("cache-versions-n")
+        assert now.metadata.resource_version != created.metadata.resource_version
+        assert asked == [
+            ("node", ["cache-versions-n"], {"cache-versions-n": now.metadata.resource_version})
+        ]
+
+
+def test_the_cache_probe_waits_for_the_version_written() -> None:
+    store: Store[client.V1Node] = Store()
+    scheduler = SimpleNamespace(node_informer=SimpleNamespace(store=store))
+    wait = runner._cache_probe(scheduler, SimpleNamespace(server=None), timeout=0.2)
+
+    def node_at(rv: str) -> client.V1Node:
+        return client.V1Node(metadata=client.V1ObjectMeta(name="n", resource_version=rv))
+
+    store._set("n", node_at("5"))  # the Add, before the status write at 6
+    assert wait("node", ["n"])  # by name only: seen
+    assert not wait("node", ["n"], versions={"n": "6"})
+    store._set("n", node_at("6"))
+    assert wait("node", ["n"], versions={"n": "6"})
+    store._set("n", node_at("7"))  # a later write (a node controller's) is as good
+    assert wait("node", ["n"], versions={"n": "6"})
+    assert runner.version_reached("x", "x") and not runner.version_reached("x", "y")

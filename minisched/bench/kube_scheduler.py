@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +280,14 @@ def api_server_view(
     retried when the node arrives), so runs are not repeatable to the node as the steps' are.
     """
 
-    def wait(kind: str, names: Iterable[str], present: bool = True) -> bool:
+    def wait(
+        kind: str,
+        names: Iterable[str],
+        present: bool = True,
+        versions: Mapping[str, str] | None = None,
+    ) -> bool:
+        # versions (what the scenario last wrote) need no check here: the server's list
+        # holds every write that has returned.
         wanted = set(names)
         deadline = time.monotonic() + timeout
         while True:

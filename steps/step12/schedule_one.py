@@ -398,7 +398,14 @@ def find_nodes_that_pass_filters(
     that passed are dropped), so which nodes a cycle examined varies from run to run.
 
     The index moves modulo the nodes given, as in v1.23: the nominated node's search, over that
-    one node, sets it back to 0. Later releases take it modulo all the nodes (allNodes).
+    one node, sets it back to 0. Later releases move it in findNodesThatFitPod, after the
+    search over all the nodes only (v1.25, kubernetes#110947), and modulo all the nodes
+    (allNodes) even where PreFilter narrowed them (kubernetes#124933).
+
+    Differs from upstream: the index moves by the nodes this search checked. Upstream counts
+    the failures in the whole Diagnosis, which still holds a nominated node that failed its
+    own search: when the search over every node then stops before that node, upstream's index
+    moves one node further than this one.
     """
     key = meta_namespace_key(pod)
     num_all_nodes = len(nodes)
