@@ -42,3 +42,23 @@ def api_client(apiserver: EmbeddedServer) -> Iterator[client.ApiClient]:
     api = config.new_client_from_config(config_file=apiserver.kubeconfig)
     yield api
     api.close()
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """Tests that call a ``main()`` in-process get its logging setup (the runner quiets the
+    informers' outage logger below -v); put it back, so that no later test depends on order."""
+    import logging
+
+    from minisched.informer import CONNECTION_LOGGER
+
+    loggers = [
+        logging.getLogger(),
+        logging.getLogger(CONNECTION_LOGGER),
+        logging.getLogger("urllib3"),
+    ]
+    saved = [(lg, lg.level, list(lg.handlers)) for lg in loggers]
+    yield
+    for lg, level, handlers in saved:
+        lg.setLevel(level)
+        lg.handlers[:] = handlers
