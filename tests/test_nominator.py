@@ -91,3 +91,25 @@ def test_the_queue_nominates_on_add_and_forgets_on_delete(step: int) -> None:
     assert names(nominator, "n1") == ["a"]
     queue.delete(a)
     assert names(nominator, "n1") == []
+
+
+@step_param
+def test_a_node_whose_last_nominated_pod_leaves_has_no_entry(step: int) -> None:
+    # A node without nominated pods is answered without the lock, by its missing entry: the
+    # entry goes with the node's last pod, and a hit is a copy the caller may change.
+    q = step_module(step, "scheduling_queue")
+    fw = step_module(step, "framework")
+    a, b = nominated("a", "n1"), nominated("b", "n1")
+    nominator = q.Nominator(lambda: Store(a, b))
+    nominator.add_nominated_pod(a, None)
+    nominator.add_nominated_pod(b, None)
+    got = nominator.nominated_pods_for_node("n1")
+    got.clear()
+    assert names(nominator, "n1") == ["a", "b"]
+    nominator.delete_nominated_pod_if_exists(a)
+    assert names(nominator, "n1") == ["b"]
+    nominator.add_nominated_pod(b, fw.NominatingInfo("n2", fw.NominatingMode.OVERRIDE))
+    assert names(nominator, "n1") == []
+    assert "n1" not in nominator._nominated_pods
+    assert names(nominator, "n2") == ["b"]
+    assert nominator.nominated_pods_for_node("n3") == []

@@ -256,6 +256,12 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]:
         """A copy of the list of pods nominated to the node (upstream: NominatedPodsForNode)."""
+        # Most nodes have no nominated pod, and Filter asks for every node it checks: a miss
+        # takes no lock (a membership test is atomic in CPython, and a node whose last pod
+        # leaves loses its entry); a hit copies the list under the lock. Upstream takes the
+        # read lock every time.
+        if node_name not in self._nominated_pods:
+            return []
         with self._lock:
             return list(self._nominated_pods.get(node_name, []))
 
