@@ -215,3 +215,17 @@ def test_side_by_side_with_the_real_kube_scheduler(
     workloads = json.loads(path.read_text())["workloads"]
     assert [w["scheduler"] for w in workloads] == ["step8", "default-scheduler"]
     assert all(w["summary"]["ok"] and w["runs"][0]["bound"] == 10 for w in workloads)
+
+
+def test_a_kubeconfig_that_cannot_be_used_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A wiped control plane leaves its kubeconfig path behind: one line, not a traceback.
+    assert main(["--quick", "--kubeconfig", str(tmp_path / "gone.kubeconfig")]) == 2
+    out = capsys.readouterr().out
+    assert out == f"error: --kubeconfig names {tmp_path / 'gone.kubeconfig'}: no such file\n"
+    empty = tmp_path / "empty.kubeconfig"
+    empty.write_text("")
+    assert main(["--quick", "--kubeconfig", str(empty)]) == 2
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith(f"error: cannot load kubeconfig '{empty}'")

@@ -28,8 +28,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from kubernetes import config
 from rich.console import Console
 
 from minisched import steps
@@ -144,6 +146,17 @@ def _percentage(text: str) -> int:
     return percentage(text)
 
 
+def _kubeconfig_problem(path: str, context: str | None) -> str:
+    """Why the kubeconfig cannot be used, in one line; empty when it loads."""
+    if not Path(path).expanduser().is_file():
+        return f"--kubeconfig names {path}: no such file"
+    try:
+        config.new_client_from_config(config_file=path, context=context).close()
+    except Exception as e:  # a malformed file, an unknown context
+        return f"cannot load kubeconfig {path!r}: {e}"
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     kube_path = None
@@ -169,6 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.default_scheduler_command and not args.with_default_scheduler:
         print("error: --default-scheduler-command goes with --with-default-scheduler")
         return 2
+    if args.kubeconfig:
+        problem = _kubeconfig_problem(args.kubeconfig, args.context)
+        if problem:
+            print(f"error: {problem}")
+            return 2
     # Piped output (nox logs, CI) gets a width that fits the workloads table.
     console = Console() if sys.stdout.isatty() else Console(width=160)
     target = Target(args.kubeconfig, args.context, tls=bool(kube_path) and not args.kubeconfig)
