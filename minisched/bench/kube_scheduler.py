@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import signal
 import socket
 import ssl
 import subprocess
@@ -38,7 +37,8 @@ from typing import Any
 import yaml
 from kubernetes import client
 
-STOP_TIMEOUT = 10.0  # seconds kube-scheduler gets to exit after SIGTERM
+from .proc import stop_process
+
 READY_TIMEOUT = 30.0  # seconds until its /readyz answers 200
 # kube-scheduler's default when percentageOfNodesToScore is unset (pkg/scheduler/schedule_one.go,
 # numFeasibleNodesToFind): every node below 100; else 50% - nodes/125, at least 5%, at least 100.
@@ -241,14 +241,7 @@ class Process:
         proc, self.proc = self.proc, None
         if proc is None:
             return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(STOP_TIMEOUT)
-        return proc.returncode
+        return stop_process(proc)
 
     def close(self) -> None:
         self.stop()

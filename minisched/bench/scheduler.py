@@ -54,7 +54,7 @@ from minisched.cluster import EmbeddedServer
 from minisched.scenario import NODE_SELECTOR, SCENARIO_LABEL, SCHEDULER_NAME, Scenario
 
 from . import kube_scheduler
-from .proc import cpu_seconds, peak_rss_mib, rss_mib
+from .proc import cpu_seconds, peak_rss_mib, rss_mib, stop_process
 
 SCENARIO_NAME = "bench"
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -71,7 +71,6 @@ MEASURE_NOTE = (
 NODE_RESOURCES = {"cpu": "4", "memory": "32Gi", "pods": "110"}
 POD_RESOURCES = {"cpu": "100m", "memory": "500Mi"}
 CREATE_THREADS = 4
-STOP_TIMEOUT = 10.0  # seconds a scheduler gets to exit after SIGTERM
 
 
 def node_name(i: int) -> str:
@@ -584,22 +583,6 @@ def scheduler_pid(proc: subprocess.Popen[bytes], profiled: bool) -> int:
             return int(children[0])
         time.sleep(0.05)  # py-spy starts its child at once; this is a measurement, not a test
     return proc.pid
-
-
-def stop_process(proc: subprocess.Popen[bytes], pid: int | None) -> int | None:
-    """SIGTERM to the scheduler (every step, and kube-scheduler, exits cleanly on it; under
-    py-spy, py-spy then writes its profile and exits), then SIGKILL; the exit status."""
-    if proc.poll() is None:
-        try:
-            os.kill(pid or proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(STOP_TIMEOUT)
-    return proc.returncode
 
 
 def count_lines(path: str) -> int:
