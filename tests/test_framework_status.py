@@ -83,9 +83,9 @@ def test_merge_of_nothing_is_success(fw: ModuleType) -> None:
     assert fw.PluginToStatus().merge().is_success()
 
 
-def test_merge_of_nothing_is_a_new_status_as_the_loop_would_make(fw: ModuleType) -> None:
-    # The empty map's shortcut gives what the loop gives for it: an empty Success, never a
-    # shared one that a caller's change would reach.
+def test_merge_of_nothing_is_a_fresh_status(fw: ModuleType) -> None:
+    # Every node that passes Filter merges an empty map: each gets an empty Success of its own,
+    # never a shared one that a caller's change would reach.
     first = fw.PluginToStatus().merge()
     assert first == fw.Status()
     assert first.failed_plugin == "" and first.err is None

@@ -35,7 +35,7 @@ from kubernetes import config
 from rich.console import Console
 
 from minisched import steps
-from minisched.runner import has_setting
+from minisched.runner import _percentage, has_setting
 
 from . import kube_scheduler
 from . import results as results_mod
@@ -138,12 +138,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="run each scheduler under py-spy (pip install py-spy) and keep its stacks in DIR",
     )
     return p.parse_args(argv)
-
-
-def _percentage(text: str) -> int:
-    from minisched.runner import _percentage as percentage
-
-    return percentage(text)
 
 
 def _kubeconfig_problem(path: str, context: str | None) -> str:

@@ -152,6 +152,18 @@ def workloads_table(results: dict[str, Any]) -> Table:
     return table
 
 
+def _throughput_line(w: dict[str, Any], d: dict[str, Any], target: str) -> list[str]:
+    """The step's pods/s against the default-scheduler's, as a target line (none if either
+    is missing)."""
+    mine, theirs = w["summary"].get("pods_per_s"), d["summary"].get("pods_per_s")
+    if not (mine and theirs):
+        return []
+    return [
+        f"step {w['step']} at {w['nodes']} nodes: {mine:.0f} pods/s = {mine / theirs:.2f} x "
+        f"the default-scheduler's {theirs:.0f} (target >= {target})"
+    ]
+
+
 def _pairs(results: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(step workload, default-scheduler workload) of the same size, both ok."""
     defaults = {
@@ -244,23 +256,12 @@ def targets(results: dict[str, Any]) -> list[str]:
     for w, d in _pairs(results):
         mine, theirs = w["summary"], d["summary"]
         if w.get("step") == 12 and w["nodes"] == SAMPLING_TARGET_NODES:
-            if mine.get("pods_per_s") and theirs.get("pods_per_s"):
-                ratio = mine["pods_per_s"] / theirs["pods_per_s"]
-                lines.append(
-                    f"step 12 at {w['nodes']} nodes: {mine['pods_per_s']:.0f} pods/s = "
-                    f"{ratio:.2f} x the default-scheduler's {theirs['pods_per_s']:.0f} (target >= "
-                    f"{SAMPLING_TARGET_FRACTION} against kube-scheduler at its defaults)"
-                )
+            target = f"{SAMPLING_TARGET_FRACTION} against kube-scheduler at its defaults"
+            lines += _throughput_line(w, d, target)
         if w.get("step") != 8:
             continue
-        if mine.get("pods_per_s") and theirs.get("pods_per_s"):
-            ratio = mine["pods_per_s"] / theirs["pods_per_s"]
-            lines.append(
-                f"step 8 at {w['nodes']} nodes: {mine['pods_per_s']:.0f} pods/s = {ratio:.2f} x "
-                f"the default-scheduler's {theirs['pods_per_s']:.0f} (target >= "
-                f"{TARGET_FRACTION} against kube-scheduler with percentageOfNodesToScore 100"
-                f"{this_run})"
-            )
+        target = f"{TARGET_FRACTION} against kube-scheduler with percentageOfNodesToScore 100"
+        lines += _throughput_line(w, d, target + this_run)
         if mine.get("scheduler_peak_rss_mib") and theirs.get("scheduler_peak_rss_mib"):
             ratio = mine["scheduler_peak_rss_mib"] / theirs["scheduler_peak_rss_mib"]
             lines.append(

@@ -103,10 +103,6 @@ class PluginToStatus(dict[str, Status]):
     def merge(self) -> Status:
         """One status for the node: the strongest code, with its failed plugin, and every
         plugin's reasons (upstream: PluginToStatus.Merge)."""
-        if not self:
-            # No plugin failed: Success (upstream returns nil), without the loop. Every node
-            # that passes Filter comes here.
-            return Status()
         final = Status()
         for status in self.values():
             if status.code == Code.ERROR:
