@@ -28,6 +28,7 @@ log one line when the server becomes unreachable and retry until it answers.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import inspect
 import logging
@@ -76,6 +77,20 @@ def setup_logging(verbose: int) -> None:
         force=True,
     )
     logging.getLogger("urllib3").setLevel(logging.ERROR)
+
+
+# Not in kube-scheduler (Go's collector runs when the heap has grown by GOGC percent, 100 by
+# default): CPython collects its youngest generation every 700 allocations. A cycle over 5000
+# nodes allocates tens of thousands of short-lived objects (statuses, NodeScores), so with that
+# default each cycle's objects are still alive at a dozen collections, are promoted, and end up
+# in the full collections that walk the whole cache. Measured with nox -s bench on the real
+# control plane (step 8): 40 -> 31 ms of CPU per pod at 5000 nodes, 188 -> 234 pods/s at 500.
+GC_THRESHOLD = (10_000, 10, 10)
+
+
+def configure_gc() -> None:
+    """Collect the young generation less often, for a process that runs a scheduler."""
+    gc.set_threshold(*GC_THRESHOLD)
 
 
 def new_scheduler(
@@ -364,6 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     setup_logging(args.verbose)
+    configure_gc()
     if args.kube_scheduler:
         from .bench.kube_scheduler import main_scenario
 
@@ -437,6 +453,7 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     setup_logging(max(args.verbose, 1))
+    configure_gc()
     if not (args.kubeconfig or args.embedded or os.environ.get("KUBECONFIG")):
         parser.error(
             "which cluster? give --kubeconfig PATH (e.g. the one `nox -s apiserver` prints),"

@@ -3,10 +3,12 @@ reconnect after the server restarts, filtering handlers."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from minisched.informer import (
     Informer,
     Outages,
     ResourceEventHandler,
+    decode,
 )
 
 TIMEOUT = 10.0
@@ -98,6 +101,72 @@ def test_list_then_watch_calls_handlers_in_registration_order(core: client.CoreV
         assert inf.store.list() == []
     finally:
         inf.stop()
+
+
+class _Stream:
+    """A watch response that sends these lines, then ends."""
+
+    def __init__(self, *lines: bytes) -> None:
+        self.lines = lines
+
+    def stream(self, amt: Any = None, decode_content: bool = False) -> Iterator[bytes]:
+        yield from self.lines
+
+    def close(self) -> None:
+        pass
+
+    def release_conn(self) -> None:
+        pass
+
+
+def test_listed_and_watched_objects_enter_the_cache_without_managed_fields() -> None:
+    managed = [{"manager": "kubelet", "operation": "Update", "fieldsType": "FieldsV1"}]
+
+    def node_json(name: str) -> dict[str, Any]:
+        meta = {"name": name, "resourceVersion": "1", "managedFields": managed}
+        return {"kind": "Node", "metadata": meta, "spec": {"unschedulable": True}}
+
+    listed = {"items": [node_json("listed")], "metadata": {"resourceVersion": "1"}}
+    watched = {"type": "ADDED", "object": node_json("watched")}
+
+    def list_func(**kw: Any) -> Any:
+        if kw.get("watch"):
+            return _Stream(json.dumps(watched).encode() + b"\n")
+        return SimpleNamespace(data=json.dumps(listed).encode())
+
+    inf: Informer = Informer(lambda **kw: list_func(**kw), client.V1Node)
+    inf._list()
+    inf._watch()
+    for name in ("listed", "watched"):
+        cached = inf.store.get_by_key(name)
+        assert cached is not None
+        assert cached.metadata.name == name
+        assert cached.spec.unschedulable is True
+        assert cached.metadata.managed_fields is None
+
+
+def test_decode_reads_the_api_names_as_from_dict_does() -> None:
+    raw = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "namespace": "default",
+            "creationTimestamp": "2026-12-01T00:00:00Z",
+            "managedFields": [{"manager": "kubectl", "operation": "Update"}],
+        },
+        "spec": {
+            "schedulerName": "minisched",
+            "nodeName": "n1",
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
+            "tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 30}],
+        },
+        "status": {"conditions": [{"type": "PodScheduled", "status": "True"}]},
+    }
+    expected = client.V1Pod.from_dict(json.loads(json.dumps(raw)))
+    expected.metadata.managed_fields = None
+    assert decode(client.V1Pod, raw) == expected
+    assert expected.spec.tolerations[0].toleration_seconds == 30
 
 
 def test_relists_when_its_version_fell_out_of_the_watch_history(core: client.CoreV1Api) -> None:
@@ -243,11 +312,11 @@ def test_a_watch_left_unread_closes_its_connection_before_releasing_it() -> None
     watch = _UnreadWatch()
     lists: list[int] = []
 
-    def list_func(watch_: bool = False, **kw: Any) -> Any:
-        if kw.get("_preload_content") is False:
+    def list_func(**kw: Any) -> Any:
+        if kw.get("watch"):
             return watch
         lists.append(1)
-        return client.V1NodeList(items=[], metadata=client.V1ListMeta(resource_version="1"))
+        return SimpleNamespace(data=b'{"items": [], "metadata": {"resourceVersion": "1"}}')
 
     inf: Informer = Informer(lambda **kw: list_func(**kw), client.V1Node)
     inf._list()
