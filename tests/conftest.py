@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 from collections.abc import Iterator
 from types import ModuleType
@@ -47,7 +48,8 @@ def api_client(apiserver: EmbeddedServer) -> Iterator[client.ApiClient]:
 @pytest.fixture(autouse=True)
 def _logging_as_it_was() -> Iterator[None]:
     """Tests that call a ``main()`` in-process get its logging setup (the runner quiets the
-    informers' outage logger below -v); put it back, so that no later test depends on order."""
+    informers' outage logger below -v) and its garbage collector thresholds; put them back, so
+    that no later test depends on order."""
     import logging
 
     from minisched.informer import CONNECTION_LOGGER
@@ -58,7 +60,9 @@ def _logging_as_it_was() -> Iterator[None]:
         logging.getLogger("urllib3"),
     ]
     saved = [(lg, lg.level, list(lg.handlers)) for lg in loggers]
+    threshold = gc.get_threshold()  # and the collector's, which a main() tunes
     yield
     for lg, level, handlers in saved:
         lg.setLevel(level)
         lg.handlers[:] = handlers
+    gc.set_threshold(*threshold)

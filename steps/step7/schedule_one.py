@@ -283,7 +283,7 @@ def prioritize_nodes(
     # Summarize all scores. Differs from upstream, which reads nodes[i].Name again: the names
     # come from the first plugin's list, in the same order as the nodes. In Python that read
     # walks each node's objects, which at thousands of nodes have left the CPU's cache: it was
-    # a quarter of the cycle at 5000 nodes (py-spy, step 8).
+    # a quarter of the cycle at 5000 nodes (py-spy).
     node_score_lists = list(scores_map.values())
     result = [framework.NodeScore(node_score.name, 0) for node_score in node_score_lists[0]]
     for node_score_list in node_score_lists:
