@@ -13,6 +13,8 @@ GIL. ``RESTClient`` sends a JSON body through the same ``ApiClient``'s connectio
 same TLS settings, client certificates and proxy), with the same authorization header.
 
 Simplified: only POST with a JSON body; anything else goes through the official client.
+``CoreV1Api`` is the official client with the pod binding sent this way; the events
+(minisched/events.py) are posted with ``RESTClient`` itself.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import threading
 import time
 from typing import Any
+from urllib.parse import quote
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -83,3 +86,32 @@ class RESTClient:
                 }
                 self._auth_at = now
             return self._auth
+
+
+class CoreV1Api(client.CoreV1Api):
+    """The official core/v1 client, with the call the scheduler makes for every pod sent thin.
+
+    ``create_namespaced_pod_binding(name, namespace, body, _preload_content=False)``, the way
+    the steps bind, answers as the official call does (a response whose ``data`` is the body;
+    ``ApiException`` when the server refuses) but posts through ``RESTClient``. Every other
+    call, and a binding asked for in any other way, goes through the official client.
+    """
+
+    def __init__(self, api_client: client.ApiClient | None = None) -> None:
+        super().__init__(api_client)
+        self.rest = RESTClient(self.api_client)
+
+    def create_namespaced_pod_binding(  # type: ignore[override]
+        self, name: str, namespace: str, body: Any, **kwargs: Any
+    ) -> Any:
+        if kwargs != {"_preload_content": False}:
+            return super().create_namespaced_pod_binding(name, namespace, body, **kwargs)
+        path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/binding"
+        return _Response(self.rest.post(path, self.api_client.sanitize_for_serialization(body)))
+
+
+class _Response:
+    """What ``_preload_content=False`` answers: the body, already read."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data

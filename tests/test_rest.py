@@ -11,7 +11,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from minisched import rest
-from minisched.rest import RESTClient
+from minisched.rest import CoreV1Api, RESTClient
 
 
 def _event(name: str, namespace: str) -> dict[str, Any]:
@@ -89,3 +89,51 @@ def test_the_credentials_are_asked_for_once_a_second_not_once_a_request(
     tokens = [h["authorization"] for h in pool.headers]
     assert tokens == ["Bearer token-1"] * 3 + ["Bearer token-2"]
     assert all(h["Content-Type"] == "application/json" for h in pool.headers)
+
+
+def test_the_thin_binding_binds_and_a_second_one_is_refused_as_the_official_call_is(
+    api_client: client.ApiClient,
+) -> None:
+    official = client.CoreV1Api(api_client)
+    official.create_namespace({"metadata": {"name": "rest-bind"}})
+    for name in ("pod1", "pod2"):
+        body = {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+        official.create_namespaced_pod("rest-bind", body)
+    thin = CoreV1Api(api_client)
+
+    def binding(pod: str, node: str) -> client.V1Binding:
+        return client.V1Binding(
+            metadata=client.V1ObjectMeta(name=pod, namespace="rest-bind"),
+            target=client.V1ObjectReference(kind="Node", api_version="v1", name=node),
+        )
+
+    answer = thin.create_namespaced_pod_binding(
+        "pod1", "rest-bind", binding("pod1", "node1"), _preload_content=False
+    )
+    assert json.loads(answer.data)["status"] == "Success"
+    assert official.read_namespaced_pod("pod1", "rest-bind").spec.node_name == "node1"
+    refusals = []
+    for api in (thin, official):
+        with pytest.raises(ApiException) as refused:
+            api.create_namespaced_pod_binding(
+                "pod1", "rest-bind", binding("pod1", "node2"), _preload_content=False
+            )
+        refusals.append((refused.value.status, json.loads(refused.value.body)["message"]))
+    assert refusals[0] == refusals[1]
+    assert refusals[0][0] == 409
+
+
+def test_a_binding_asked_for_in_any_other_way_is_the_official_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[dict[str, Any]] = []
+
+    def official(self: Any, name: str, namespace: str, body: Any, **kwargs: Any) -> str:
+        calls.append(kwargs)
+        return "official"
+
+    monkeypatch.setattr(client.CoreV1Api, "create_namespaced_pod_binding", official)
+    thin = CoreV1Api(client.ApiClient(client.Configuration(host="http://unused.invalid")))
+    assert thin.create_namespaced_pod_binding("p", "ns", {}, dry_run="All") == "official"
+    assert thin.create_namespaced_pod_binding("p", "ns", {}) == "official"
+    assert calls == [{"dry_run": "All"}, {}]

@@ -35,6 +35,10 @@ class Code(enum.IntEnum):
     SKIP = 5
 
 
+# Upstream's Go constant for the code (framework.Success), for Status.is_success.
+SUCCESS = Code.SUCCESS
+
+
 # When statuses are merged, the strongest code wins (upstream: statusPrecedence). Codes not
 # listed (Wait, Skip) rank 0: above Success, below every failure.
 STATUS_PRECEDENCE: dict[Code, int] = {
@@ -67,7 +71,9 @@ class Status:
         return ", ".join(self.reasons)
 
     def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
+        # SUCCESS, not Code.SUCCESS: looking a member up on the enum class costs as much as the
+        # rest of this call, which runs for every node and plugin of every cycle.
+        return self.code == SUCCESS
 
     def is_unschedulable(self) -> bool:
         """Unschedulable or UnschedulableAndUnresolvable (upstream: IsUnschedulable)."""
