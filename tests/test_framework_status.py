@@ -114,3 +114,19 @@ def test_fit_error_histogram_is_sorted_as_strings_and_counts_every_reason(fw: Mo
         "0/13 nodes are available: 1 Insufficient memory, 10 node(s) were unschedulable, "
         "2 Insufficient cpu."
     )
+
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda n: f"step{n}")
+def test_the_shared_success_status_is_never_changed_by_a_cycle(step: int) -> None:
+    # Filter and Score plugins return one shared SUCCESS_STATUS for every node that passes
+    # (upstream: nil); a framework that annotated or merged into it would change every node's.
+    from tests.fakes import add_nodes, cycle_args, make_node, offline_scheduler
+
+    fw = step_module(step, "framework")
+    sched = offline_scheduler(step)
+    add_nodes(sched, make_node("node1"), make_node("node2"), make_node("node3", unschedulable=True))
+    cycle = step_module(step, "schedule_one")
+    node = cycle.schedule_pod(sched, sched.framework, *cycle_args(step), make_pod("pod1"))
+    assert node in ("node1", "node2")
+    assert fw.SUCCESS_STATUS == fw.Status()
+    assert fw.SUCCESS_STATUS.failed_plugin == "" and fw.SUCCESS_STATUS.reasons == []

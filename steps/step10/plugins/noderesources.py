@@ -34,6 +34,7 @@ from ..cycle_state import CycleState, NotFoundError
 from ..framework import (
     GVK,
     MAX_NODE_SCORE,
+    SUCCESS_STATUS,
     ActionType,
     ClusterEvent,
     Code,
@@ -263,7 +264,7 @@ class Fit:
         if insufficient:
             # Every reason is kept: the FitError counts each of them.
             return Status(Code.UNSCHEDULABLE, [r.reason for r in insufficient])
-        return Status()
+        return SUCCESS_STATUS
 
     # --- PreScore -----------------------------------------------------------------------------
 
@@ -311,7 +312,9 @@ class Fit:
             # A resource the node does not offer is left out of the mean.
             if alloc != 0:
                 allocatable[resource], requested[resource] = alloc, req
-        return least_resource_scorer(self.resource_to_weight, requested, allocatable), Status()
+        return least_resource_scorer(
+            self.resource_to_weight, requested, allocatable
+        ), SUCCESS_STATUS
 
     def score_extensions(self) -> None:
         """None: the scores are already 0..100."""

@@ -18,7 +18,7 @@ from kubernetes.client import V1Node, V1Pod
 from minisched.informer import meta_namespace_key
 
 from ..cycle_state import CycleState, NotFoundError
-from ..framework import MAX_NODE_SCORE, Handle, NodeScore, Status, as_status
+from ..framework import MAX_NODE_SCORE, SUCCESS_STATUS, Handle, NodeScore, Status, as_status
 from .helper import default_normalize_score
 
 NAME = "NodeNumber"
@@ -92,11 +92,11 @@ class NodeNumber:
             return 0, as_status(Exception(f"{data!r} convert to nodenumber.PreScoreState error"))
         pod_number = data.pod_suffix_number
         if pod_number is None:
-            return 0, Status()
+            return 0, SUCCESS_STATUS
         node_number = last_digit(node_name)
         if node_number is None:
-            return 0, Status()
-        return (MATCH_SCORE if pod_number == node_number else 0), Status()
+            return 0, SUCCESS_STATUS
+        return (MATCH_SCORE if pod_number == node_number else 0), SUCCESS_STATUS
 
     def score_extensions(self) -> NodeNumber:
         return self
