@@ -420,8 +420,8 @@ def prioritize_nodes(
                     "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
                 )
 
-    # Summarize all scores. Differs from upstream, which reads nodes[i].Name again: the names
-    # come from the first plugin's list, in the same order as the nodes. In Python that read
+    # Summarize all scores. Differs from upstream: the names come from the first plugin's list,
+    # in the same order as the nodes; upstream reads nodes[i].Name again. In Python that read
     # walks each node's objects, which at thousands of nodes have left the CPU's cache: it was
     # a quarter of the cycle at 5000 nodes (py-spy).
     node_score_lists = list(scores_map.values())
