@@ -167,7 +167,10 @@ class Report:
         self, console: Console | None = None, *, live: bool | None = None, window: int = 0
     ) -> None:
         self.console = console or new_console()
-        self.live_view = self.console.is_terminal if live is None else live
+        # Asked once: rich's Console.is_terminal reads a few environment variables every time,
+        # and _publish needs the answer for every line (2.5 us here; more in a busy process).
+        self._is_terminal = self.console.is_terminal
+        self.live_view = self._is_terminal if live is None else live
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)  # notified after every event
         self.pods: dict[str, PodView] = {}
@@ -260,7 +263,7 @@ class Report:
     def _publish(self, event: str, fields: dict[str, Any], line: str) -> None:
         """Hand one event to every subscriber: the lines, the live table, the listeners."""
         if line and not self._muted:
-            if self._live is None and not self.console.is_terminal:
+            if self._live is None and not self._is_terminal:
                 # Off a terminal the line is written as it is: the text and a newline is all
                 # rich would write (no markup, no wrapping, no colour), and it takes rich about
                 # 100 us a line to find that out, three times per pod the scheduler binds.

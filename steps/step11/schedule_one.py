@@ -364,7 +364,7 @@ def find_nodes_that_pass_filters(
     for node_info in nodes:
         node = node_info.node()
         status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if status.code == Code.ERROR:
+        if status.code == framework.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
             feasible_nodes.append(node)

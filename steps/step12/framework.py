@@ -50,8 +50,10 @@ class Code(enum.IntEnum):
         return "".join(word.title() for word in self.name.split("_"))
 
 
-# Upstream's Go constant for the code (framework.Success), for Status.is_success.
+# Upstream's Go constants for the codes compared once per node and plugin (framework.Success
+# in Status.is_success, framework.Error in the Filter loop).
 SUCCESS = Code.SUCCESS
+ERROR = Code.ERROR
 
 
 # When statuses are merged, the strongest code wins (upstream: statusPrecedence). Codes not
@@ -137,6 +139,9 @@ class PluginToStatus(dict[str, Status]):
     def merge(self) -> Status:
         """One status for the node: the strongest code, with its failed plugin, and every
         plugin's reasons (upstream: PluginToStatus.Merge)."""
+        if not self:
+            # No plugin failed: Success (upstream returns nil), shared and never changed.
+            return SUCCESS_STATUS
         final = Status()
         for status in self.values():
             if status.code == Code.ERROR:

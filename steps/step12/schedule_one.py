@@ -422,7 +422,7 @@ def find_nodes_that_pass_filters(
         node_info = nodes[(start + i) % num_all_nodes]
         node = node_info.node()
         status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if status.code == Code.ERROR:
+        if status.code == framework.ERROR:
             # As upstream, the cycle ends with the error, and the index stays where it was.
             raise status.as_error() or Exception(status.message())
         processed_nodes += 1

@@ -20,7 +20,6 @@ from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 from . import framework
-from .framework import Code
 from .runtime import Framework
 
 if TYPE_CHECKING:
@@ -134,7 +133,7 @@ def find_nodes_that_fit_pod(
             feasible_nodes.append(node)
             continue
         status = statuses.merge()
-        if status.code == Code.ERROR:
+        if status.code == framework.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
             feasible_nodes.append(node)

@@ -21,7 +21,6 @@ from minisched.informer import meta_namespace_key
 
 from . import framework
 from .cycle_state import CycleState
-from .framework import Code
 from .runtime import Framework
 
 if TYPE_CHECKING:
@@ -139,7 +138,7 @@ def find_nodes_that_fit_pod(
             feasible_nodes.append(node)
             continue
         status = statuses.merge()
-        if status.code == Code.ERROR:
+        if status.code == framework.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
             feasible_nodes.append(node)

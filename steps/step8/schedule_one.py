@@ -223,7 +223,7 @@ def find_nodes_that_fit_pod(
             feasible_nodes.append(node)
             continue
         status = statuses.merge()
-        if status.code == Code.ERROR:
+        if status.code == framework.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
             feasible_nodes.append(node)
