@@ -19,6 +19,7 @@ from kubernetes import client
 
 from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
+from minisched.rand import intn
 
 from . import framework
 from .cycle_state import CycleState
@@ -311,7 +312,8 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
             cnt_of_max_score = 1
         elif ns.score == max_score:
             cnt_of_max_score += 1
-            if sched.rng.randrange(cnt_of_max_score) == 0:
+            # Go's rand.Intn: the number randrange would draw, in one call (minisched/rand.py).
+            if intn(sched.rng, cnt_of_max_score) == 0:
                 # Replace the candidate with probability 1/cnt_of_max_score.
                 selected = ns.name
     return selected
