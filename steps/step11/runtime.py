@@ -594,6 +594,9 @@ class Framework:
             return []
         return self.pod_nominator.nominated_pods_for_node(node_name)
 
+    def has_nominated_pods(self) -> bool:
+        return self.pod_nominator is not None and self.pod_nominator.has_nominated_pods()
+
     # --- Handle: waiting pods ---------------------------------------------------------------
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
@@ -617,6 +620,8 @@ class PodNominator(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]: ...
 
+    def has_nominated_pods(self) -> bool: ...
+
 
 def add_nominated_pods(
     fh: Framework, pod: V1Pod, state: CycleState, node_info: framework.NodeInfo
@@ -627,6 +632,11 @@ def add_nominated_pods(
     fails."""
     node = node_info.node()
     if node is None:
+        return False, state, node_info
+    # Differs from upstream: with no pod nominated anywhere, the usual case, the node's name is
+    # not read. Upstream asks for every node; in Python that read walks the node's objects,
+    # which at thousands of nodes have left the CPU's cache (7 % of the samples at 5000 nodes, py-spy).
+    if not fh.has_nominated_pods():
         return False, state, node_info
     nominated_pods = fh.nominated_pods_for_node(node.metadata.name)
     if not nominated_pods:

@@ -271,6 +271,11 @@ class Nominator:
         with self._lock:
             return list(self._nominated_pods.get(node_name, []))
 
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated to any node. Not in upstream's PodNominator: see
+        add_nominated_pods. Read without the lock, as a miss in nominated_pods_for_node is."""
+        return bool(self._nominated_pods)
+
     def _add(self, pod: V1Pod, nominating_info: NominatingInfo | None) -> None:
         # Never more than one entry per pod.
         self._delete(pod)
