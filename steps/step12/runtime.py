@@ -635,7 +635,8 @@ def add_nominated_pods(
         return False, state, node_info
     # Differs from upstream: with no pod nominated anywhere, the usual case, the node's name is
     # not read. Upstream asks for every node; in Python that read walks the node's objects,
-    # which at thousands of nodes have left the CPU's cache (7 % of the samples at 5000 nodes, py-spy).
+    # which at thousands of nodes have left the CPU's cache (7 % of the samples at 5000
+    # nodes, py-spy).
     if not fh.has_nominated_pods():
         return False, state, node_info
     nominated_pods = fh.nominated_pods_for_node(node.metadata.name)
