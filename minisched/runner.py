@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import cluster, steps
+from . import cluster, goroutine, steps
 from .clock import Clock
 from .informer import CONNECTION_LOGGER
 from .report import NodeResources, Recorder, Report
@@ -178,12 +178,10 @@ def _wait_until_seen_deleted(scheduler: Any, namespace: str, timeout: float = 1.
 
 
 def _join_binding_threads(timeout: float = 1.0) -> None:
-    """Wait for the binding cycles that ``stop()`` cut short (from step 5 on, they run in
-    threads of their own) to record how they ended, before the report's last table."""
-    deadline = time.monotonic() + timeout
-    for t in threading.enumerate():
-        if t.name.startswith("binding ") and t is not threading.current_thread():
-            t.join(max(0.0, deadline - time.monotonic()))
+    """Wait for the binding cycles that ``stop()`` cut short (from step 5 on, they run on
+    threads of their own, minisched.goroutine's) to record how they ended, before the report's
+    last table."""
+    goroutine.wait_for("binding ", timeout)
 
 
 class ServerGone(cluster.ClusterError):

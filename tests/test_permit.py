@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from minisched import goroutine
 from minisched.clock import FakeClock, Timer
 from tests.conftest import built_steps, step_module
 from tests.fakes import add_nodes, cycle_args, make_node, make_pod, new_framework, offline_scheduler
@@ -23,11 +24,8 @@ interim_assumed_param = pytest.mark.parametrize("step", built_steps(5, 8), ids=l
 
 
 def join_binding_threads(timeout: float = 5.0) -> None:
-    """Wait for every binding cycle thread to end."""
-    for t in threading.enumerate():
-        if t.name.startswith("binding "):
-            t.join(timeout)
-            assert not t.is_alive(), f"{t.name} still running"
+    """Wait for every binding cycle to end."""
+    assert goroutine.wait_for("binding ", timeout), "a binding cycle is still running"
 
 
 # --- WaitingPod ---------------------------------------------------------------------------------

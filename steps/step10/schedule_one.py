@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import copy
 import logging
-import threading
 from typing import TYPE_CHECKING
 
 from kubernetes import client
 
 from minisched.cluster import connection_error_reason
+from minisched.goroutine import go
 from minisched.informer import meta_namespace_key
 from minisched.rand import intn
 
@@ -116,14 +116,10 @@ def schedule_one(sched: Scheduler) -> None:
         )
 
     # Bind asynchronously (upstream: go func()): the next scheduling cycle starts while this
-    # pod waits on Permit and binds. Daemon threads: a stopping scheduler does not wait for
-    # them (Scheduler.stop rejects the waiting pods, which ends their waits).
-    threading.Thread(
-        target=binding_cycle,
-        args=(sched, fwk, state, pod_info, assumed_pod, node_name),
-        name=f"binding {key}",
-        daemon=True,
-    ).start()
+    # pod waits on Permit and binds. On threads kept for the next binding (minisched.goroutine);
+    # a stopping scheduler does not wait for them (Scheduler.stop rejects the waiting pods,
+    # which ends their waits).
+    go(binding_cycle, sched, fwk, state, pod_info, assumed_pod, node_name, name=f"binding {key}")
 
 
 def binding_cycle(
