@@ -204,22 +204,18 @@ class Connections:
         request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         with self._lock:
             conn = self._idle.pop() if self._idle else None
-        if conn is not None:
+        while True:
+            reused = conn is not None
+            if conn is None:
+                conn = _Connection(self)
             try:
                 answer = conn.exchange(request)
-            except _NothingReceived:
+                break
+            except BaseException as e:
                 conn.close()
-                conn = None
-            except BaseException:
-                conn.close()
-                raise
-        if conn is None:
-            conn = _Connection(self)
-            try:
-                answer = conn.exchange(request)
-            except BaseException:
-                conn.close()
-                raise
+                if not (reused and isinstance(e, _NothingReceived)):
+                    raise
+                conn = None  # once more, on a new connection
         if answer.keep_alive:
             with self._lock:
                 if len(self._idle) < MAX_IDLE_CONNECTIONS:

@@ -40,11 +40,11 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_runner(step: int, marker: str) -> subprocess.Popen[str]:
-    """``python -m minisched.runner STEP``, its environment carrying ``marker``."""
+def start_runner(step: int, marker: str, *args: str) -> subprocess.Popen[str]:
+    """``python -m minisched.runner STEP [ARGS]``, its environment carrying ``marker``."""
     key, value = marker.split("=")
     return subprocess.Popen(
-        [sys.executable, "-m", "minisched.runner", str(step)],
+        [sys.executable, "-m", "minisched.runner", str(step), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -81,7 +81,10 @@ def processes_with(marker: str) -> list[int]:
 @pytest.mark.parametrize("step", built_steps(1), ids=lambda n: f"step{n}")
 def test_ctrl_c_exits_and_leaves_nothing_behind(step: int) -> None:
     marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
-    proc = start_runner(step, marker)
+    # --web: the run, once its story is told, waits for Ctrl-C with its live page up. Before
+    # step 5 no pod waits on Permit and a story can end before the Ctrl-C below is sent; the
+    # run must still be there to be interrupted.
+    proc = start_runner(step, marker, "--web")
     seen = read_until(proc, TRIGGER)
     assert len(processes_with(marker)) >= 2  # the runner and its API server
     proc.send_signal(signal.SIGINT)

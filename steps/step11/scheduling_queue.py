@@ -273,7 +273,8 @@ class Nominator:
 
     def has_nominated_pods(self) -> bool:
         """Whether any pod is nominated to any node. Not in upstream's PodNominator: see
-        add_nominated_pods. Read without the lock, as a miss in nominated_pods_for_node is."""
+        run_filter_plugins_with_nominated_pods. Read without the lock, as a miss in
+        nominated_pods_for_node is."""
         return bool(self._nominated_pods)
 
     def _add(self, pod: V1Pod, nominating_info: NominatingInfo | None) -> None:
