@@ -18,6 +18,12 @@ def fw(request: pytest.FixtureRequest) -> ModuleType:
     return step_module(request.param, "framework")
 
 
+@pytest.fixture(params=built_steps(11), ids=lambda n: f"step{n}")
+def fw_post_filter(request: pytest.FixtureRequest) -> ModuleType:
+    """The framework module of a step with PostFilter, whose statuses are merged."""
+    return step_module(request.param, "framework")
+
+
 def test_codes_have_upstreams_values(fw: ModuleType) -> None:
     assert [(c.name, int(c)) for c in fw.Code] == [
         ("SUCCESS", 0),
@@ -60,10 +66,11 @@ def test_status_basics(fw: ModuleType) -> None:
     ],
 )
 def test_merge_keeps_the_strongest_code_its_plugin_and_every_reason(
-    fw: ModuleType,
+    fw_post_filter: ModuleType,
     codes: list[str],
     expected: str,
 ) -> None:
+    fw = fw_post_filter
     statuses = fw.PluginToStatus(
         {
             f"P{i}": fw.Status(fw.Code[c], [f"r{i}"]).with_failed_plugin(f"P{i}")
@@ -79,14 +86,12 @@ def test_merge_keeps_the_strongest_code_its_plugin_and_every_reason(
         assert merged.as_error() is not None
 
 
-def test_merge_of_nothing_is_success(fw: ModuleType) -> None:
-    assert fw.PluginToStatus().merge().is_success()
-
-
-def test_merge_of_nothing_is_the_shared_success(fw: ModuleType) -> None:
-    # Every node that passes Filter merges an empty map: upstream's Merge returns nil, here the
-    # shared SUCCESS_STATUS, which nothing changes (see the test of a whole cycle below).
+def test_merge_of_nothing_is_the_shared_success(fw_post_filter: ModuleType) -> None:
+    # Upstream's Merge of an empty map returns nil; here the shared SUCCESS_STATUS, which
+    # nothing changes (see the test of a whole cycle below).
+    fw = fw_post_filter
     merged = fw.PluginToStatus().merge()
+    assert merged.is_success()
     assert merged is fw.SUCCESS_STATUS
     assert merged == fw.Status()
 

@@ -112,10 +112,19 @@ class WebPage:
         if self.view is not None:
             self.view.end(text)
 
-    def hold(self) -> None:
-        """Block until ``release()`` (tests) or Ctrl-C (KeyboardInterrupt propagates)."""
-        while not self._released.wait(0.5):
-            pass
+    def hold(self, interrupted: threading.Event | None = None) -> None:
+        """Block until ``release()`` (tests) or Ctrl-C (KeyboardInterrupt propagates).
+
+        ``interrupted`` is set by the runner's SIGINT handler. A Ctrl-C that came earlier can
+        have been lost on its way: inside a C extension it turns into that extension's error
+        (pydantic-core's SchemaError), which a caller may have handled. It is raised here, so
+        the run ends instead of waiting for a second Ctrl-C.
+        """
+        while True:
+            if interrupted is not None and interrupted.is_set():
+                raise KeyboardInterrupt
+            if self._released.wait(0.5):
+                return
 
     def release(self) -> None:
         self._released.set()

@@ -114,7 +114,7 @@ class Status:
 # every Status method reads as Success). One shared object: a new Status() for every node and
 # plugin was a third of the cycle (0.9 -> 0.6 ms at 500 nodes, measured in-process). It is
 # never changed: the framework names the plugin (with_failed_plugin) only on failures, and
-# merge() returns it when no plugin failed, else a status of its own.
+# run_filter_plugins returns it for a node every plugin passed.
 SUCCESS_STATUS = Status()
 
 
@@ -134,11 +134,12 @@ def is_not_found(err: BaseException | None) -> bool:
 
 
 class PluginToStatus(dict[str, Status]):
-    """Each plugin's status for one node (upstream: PluginToStatus)."""
+    """Each plugin's status (upstream: PluginToStatus): here the PostFilter plugins', when
+    none of them could help the pod (RunPostFilterPlugins)."""
 
     def merge(self) -> Status:
-        """One status for the node: the strongest code, with its failed plugin, and every
-        plugin's reasons (upstream: PluginToStatus.Merge)."""
+        """One status: the strongest code, with its failed plugin, and every plugin's reasons
+        (upstream: PluginToStatus.Merge)."""
         if not self:
             # No plugin failed: Success (upstream returns nil), shared and never changed.
             return SUCCESS_STATUS

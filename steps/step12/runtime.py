@@ -221,28 +221,27 @@ class Framework:
         state: CycleState,
         pod: V1Pod,
         node_info: framework.NodeInfo,
-    ) -> framework.PluginToStatus:
-        """Run the Filter plugins in order for one node; stop at the first rejection.
+    ) -> framework.Status:
+        """Run the Filter plugins in order for one node; stop at the first rejection, whose
+        status, naming its plugin, is the node's.
 
         A plugin that returns anything but Success or Unschedulable* is an error: the result is
-        that plugin's ERROR status alone, and the caller ends the cycle.
+        an ERROR status naming that plugin, and the caller ends the cycle.
 
         Upstream: RunFilterPlugins with runAllFilters false (the default), so only the first
         failing plugin's reasons are kept for the node; the plugin order decides the message.
+        Differs from v1.23, as later releases do (v1.27, kubernetes#114629): the result is that
+        one Status, not a PluginToStatus of one entry for the caller to merge.
         """
-        statuses = framework.PluginToStatus()
         for pl in self.filter_plugins:
             status = pl.filter(state, pod, node_info)
             if status.is_success():
                 continue
             if not status.is_unschedulable():
                 err = Exception(f'running "{pl.name()}" filter plugin: {status.as_error()}')
-                return framework.PluginToStatus(
-                    {pl.name(): framework.as_status(err).with_failed_plugin(pl.name())}
-                )
-            statuses[pl.name()] = status.with_failed_plugin(pl.name())
-            return statuses
-        return statuses
+                return framework.as_status(err).with_failed_plugin(pl.name())
+            return status.with_failed_plugin(pl.name())
+        return framework.SUCCESS_STATUS
 
     def run_filter_plugins_with_nominated_pods(
         self,
@@ -265,7 +264,7 @@ class Framework:
             # node's name: in Python that read walks the node's objects, which at thousands of
             # nodes have left the CPU's cache (7 % of the samples at 5000 nodes, py-spy),
             # and the loop and the call cost as much again as the plugins (cachegrind).
-            return self.run_filter_plugins(state, pod, node_info).merge()
+            return self.run_filter_plugins(state, pod, node_info)
         status = framework.SUCCESS_STATUS
         pods_added = False
         for i in range(2):
@@ -279,7 +278,7 @@ class Framework:
                     return framework.as_status(err)
             elif not pods_added or not status.is_success():
                 break
-            status = self.run_filter_plugins(state_to_use, pod, node_info_to_use).merge()
+            status = self.run_filter_plugins(state_to_use, pod, node_info_to_use)
             if not status.is_success() and not status.is_unschedulable():
                 return status
         return status

@@ -213,8 +213,7 @@ def find_nodes_that_fit_pod(
     diagnosis = framework.Diagnosis()
     feasible_nodes: list[client.V1Node] = []
     for node in nodes:
-        statuses = fwk.run_filter_plugins(state, pod, node)
-        status = statuses.merge()
+        status = fwk.run_filter_plugins(state, pod, node)
         if status.code == framework.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():

@@ -1,6 +1,6 @@
 """The framework's vocabulary: status codes, Status, the plugin interfaces and FitError.
 
-Upstream: pkg/scheduler/framework/interface.go (Code, Status, PluginToStatus, Plugin, the
+Upstream: pkg/scheduler/framework/interface.go (Code, Status, Plugin, the
 extension point interfaces, Handle), pkg/scheduler/framework/listers.go (SharedLister) and
 pkg/scheduler/framework/types.go (FitError, Diagnosis, QueuedPodInfo, ClusterEvent, ActionType,
 GVK, NodeInfo, Resource) at v1.23.
@@ -54,16 +54,6 @@ SUCCESS = Code.SUCCESS
 ERROR = Code.ERROR
 
 
-# When statuses are merged, the strongest code wins (upstream: statusPrecedence). Codes not
-# listed (Wait, Skip) rank 0: above Success, below every failure.
-STATUS_PRECEDENCE: dict[Code, int] = {
-    Code.ERROR: 3,
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: 2,
-    Code.UNSCHEDULABLE: 1,
-    Code.SUCCESS: -1,
-}
-
-
 # slots: a Status is made for every node and plugin in every cycle, and one without a
 # __dict__ costs about a third as much to make.
 @dataclass(slots=True)
@@ -112,7 +102,7 @@ class Status:
 # every Status method reads as Success). One shared object: a new Status() for every node and
 # plugin was a third of the cycle (0.9 -> 0.6 ms at 500 nodes, measured in-process). It is
 # never changed: the framework names the plugin (with_failed_plugin) only on failures, and
-# merge() returns it when no plugin failed, else a status of its own.
+# run_filter_plugins returns it for a node every plugin passed.
 SUCCESS_STATUS = Status()
 
 
@@ -129,26 +119,6 @@ def is_not_found(err: BaseException | None) -> bool:
             return True
         err = err.__cause__
     return False
-
-
-class PluginToStatus(dict[str, Status]):
-    """Each plugin's status for one node (upstream: PluginToStatus)."""
-
-    def merge(self) -> Status:
-        """One status for the node: the strongest code, with its failed plugin, and every
-        plugin's reasons (upstream: PluginToStatus.Merge)."""
-        if not self:
-            # No plugin failed: Success (upstream returns nil), shared and never changed.
-            return SUCCESS_STATUS
-        final = Status()
-        for status in self.values():
-            if status.code == Code.ERROR:
-                final.err = status.as_error()
-            if STATUS_PRECEDENCE.get(status.code, 0) > STATUS_PRECEDENCE.get(final.code, 0):
-                final.code = status.code
-                final.failed_plugin = status.failed_plugin
-            final.reasons.extend(status.reasons)
-        return final
 
 
 # --- plugins -----------------------------------------------------------------------------------

@@ -286,8 +286,7 @@ def find_nodes_that_fit_pod(
     feasible_nodes: list[client.V1Node] = []
     for node_info in nodes:
         node = node_info.node()
-        statuses = fwk.run_filter_plugins(state, pod, node_info)
-        status = statuses.merge()
+        status = fwk.run_filter_plugins(state, pod, node_info)
         if status.code == framework.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
