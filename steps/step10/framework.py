@@ -535,7 +535,9 @@ def get_pod_key(pod: V1Pod) -> str:
     return uid
 
 
-@dataclass
+# slots: three per NodeInfo, read for every node of every cycle. Without a __dict__ each is
+# one small block, and a cycle over thousands of nodes touches fewer cache lines.
+@dataclass(slots=True)
 class Resource:
     """An amount of the resources the scheduler counts (upstream: Resource).
 
@@ -560,6 +562,12 @@ class Resource:
             memory=value("memory"),
             ephemeral_storage=value("ephemeral-storage"),
             allowed_pod_number=value("pods"),
+        )
+
+    def clone(self) -> Resource:
+        """Upstream: Resource.Clone."""
+        return Resource(
+            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number
         )
 
     def add(self, other: Resource, sign: int = 1) -> None:
@@ -629,6 +637,9 @@ class NodeInfo:
     PVCRefCounts, which only plugins this scheduler lacks read.
     """
 
+    # slots: see Resource; the NodeInfos of a cycle are read one after the other.
+    __slots__ = ("_node", "pods", "requested", "non_zero_requested", "allocatable", "generation")
+
     def __init__(self, *pods: V1Pod) -> None:
         self._node: V1Node | None = None
         self.pods: list[V1Pod] = []
@@ -684,8 +695,8 @@ class NodeInfo:
         clone = NodeInfo()
         clone._node = self._node
         clone.pods = list(self.pods)
-        clone.requested = Resource(**vars(self.requested))
-        clone.non_zero_requested = Resource(**vars(self.non_zero_requested))
-        clone.allocatable = Resource(**vars(self.allocatable))
+        clone.requested = self.requested.clone()
+        clone.non_zero_requested = self.non_zero_requested.clone()
+        clone.allocatable = self.allocatable.clone()
         clone.generation = self.generation
         return clone

@@ -312,7 +312,8 @@ class Cache:
                     snapshot.node_info_map[name] = clone
                 else:
                     # Keep the object: the snapshot's list holds it (upstream: *existing = *clone).
-                    vars(existing).update(vars(clone))
+                    for attr in NodeInfo.__slots__:
+                        setattr(existing, attr, getattr(clone, attr))
             if self._nodes:
                 snapshot.generation = next(iter(self._nodes.values())).generation
 
