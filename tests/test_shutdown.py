@@ -53,6 +53,17 @@ def start_runner(step: int, marker: str, *args: str) -> subprocess.Popen[str]:
     )
 
 
+def communicate(proc: subprocess.Popen[str], timeout: float = 10.0) -> tuple[str, str]:
+    """``proc.communicate``, killing the runner if it has not ended in time: a failing test
+    must not leave it running (one waited at its live page for an hour and a half)."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
 def read_until(proc: subprocess.Popen[str], trigger: str) -> list[str]:
     """The stdout lines up to the first one containing ``trigger``."""
     assert proc.stdout is not None
@@ -88,7 +99,7 @@ def test_ctrl_c_exits_and_leaves_nothing_behind(step: int) -> None:
     seen = read_until(proc, TRIGGER)
     assert len(processes_with(marker)) >= 2  # the runner and its API server
     proc.send_signal(signal.SIGINT)
-    rest, errors = proc.communicate(timeout=10)
+    rest, errors = communicate(proc)
     assert proc.returncode == 130, "".join(seen) + rest + errors
     assert "Traceback" not in errors, errors
     # The cleanup deleted the pods: none of them is reported as an error (from step 5 on,
@@ -110,7 +121,7 @@ def test_an_api_server_that_dies_mid_run_ends_it_in_one_line(step: int) -> None:
     server = [pid for pid in processes_with(marker) if pid != proc.pid]
     assert len(server) == 1
     os.kill(server[0], signal.SIGKILL)
-    _, errors = proc.communicate(timeout=10)
+    _, errors = communicate(proc)
     assert proc.returncode == 1
     assert "Traceback" not in errors, errors
     assert errors.splitlines() == [

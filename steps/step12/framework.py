@@ -211,10 +211,6 @@ class Handle(Protocol):
         embeds)."""
         ...
 
-    def has_nominated_pods(self) -> bool:
-        """Whether any pod is nominated to any node (not in upstream's Handle)."""
-        ...
-
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: V1Pod, node_info: NodeInfo
     ) -> Status: ...
