@@ -122,6 +122,21 @@ def load_noxfile() -> ModuleType:
     return module
 
 
+def test_what_nox_runs_keeps_bytecode_where_the_machine_says_not_to(tmp_path: Path) -> None:
+    """With PYTHONDONTWRITEBYTECODE=1 in the caller's environment (container images often set
+    it), what a session runs still keeps its bytecode in nox's cache: otherwise every process
+    compiles every module it imports again (the kubernetes client's 2000), seconds each."""
+    nox_env = load_noxfile().session_env(str(Path(sys.executable).parent))
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **nox_env}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path)  # this test's own cache, empty
+    script = "import sys; import minisched.rand; print(sys.flags.dont_write_bytecode)"
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True
+    )
+    assert out.stdout.strip() == "0"
+    assert list(tmp_path.rglob("rand.cpython-*.pyc"))
+
+
 def test_what_nox_runs_writes_no_bytecode_into_steps(tmp_path: Path) -> None:
     """A step imported with the environment nox gives every session leaves no __pycache__ in
     steps/, so `diff -ru steps/step4 steps/step5` stays clean after `nox -s step4`. The steps

@@ -99,7 +99,11 @@ def events(lines: list[str]) -> list[str]:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
-    return {**env, "PYTHONDONTWRITEBYTECODE": "1", **extra}
+    # Under nox, bytecode goes to its cache (PYTHONPYCACHEPREFIX), away from the sources;
+    # run otherwise, none is written beside them.
+    if not env.get("PYTHONPYCACHEPREFIX"):
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return {**env, **extra}
 
 
 def run_in_pty(step: int, tee: Path, verbose: int, timeout: float = 90.0) -> str:
