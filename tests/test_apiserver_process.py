@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -93,28 +92,3 @@ def test_port_out_of_range_is_one_line(port: str) -> None:
     assert done.stderr.strip() == (
         f"--port must be between 0 and 65535 (0 picks a free port), not {port}"
     )
-
-
-def test_the_server_process_reads_an_empty_ca_bundle() -> None:
-    # The server verifies no one, yet importing aiohttp builds a verifying client context:
-    # with the system's CA bundle that was a fifth of the start to ready. The server's process
-    # names an empty one before that import, whatever its environment said; a process that
-    # only imports the module keeps its own.
-    code = (
-        "import os, runpy, ssl, sys\n"
-        "import minisched.apiserver.__main__\n"
-        "print(os.environ['SSL_CERT_FILE'] != os.devnull)\n"
-        "sys.argv = ['minisched.apiserver', '--help']\n"
-        "try:\n"
-        "    runpy.run_module('minisched.apiserver', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "stats = ssl.create_default_context().cert_store_stats()\n"
-        "print(os.environ['SSL_CERT_FILE'], stats['x509_ca'])\n"
-    )
-    env = {**os.environ, "SSL_CERT_FILE": ssl.get_default_verify_paths().openssl_cafile}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    assert out[0] == "True"
-    assert out[-1].split() == [os.devnull, "0"]

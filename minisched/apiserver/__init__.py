@@ -19,8 +19,10 @@ Modules, in the order a request meets them:
 
 - ``__main__``: the process (``python -m minisched.apiserver``): flags, kubeconfig, ready line,
   signals.
-- ``server``: HTTP (aiohttp): authentication, routing, content negotiation, handlers, watch
-  streams; ``Server`` to run it in-process.
+- ``httpd``: HTTP/1.1 on asyncio streams (what Go's net/http does for kube-apiserver):
+  requests, keep-alive, chunked bodies and watch streams, a Status for what is not HTTP.
+- ``server``: authentication, routing, content negotiation, handlers, watch streams;
+  ``Server`` to run it in-process.
 - ``registry``: what each verb does to each resource (create, update, patch, delete, bind).
 - ``defaults`` and ``validation``: the fields the server fills in, and what it rejects.
 - ``patch``: merge patch, JSON patch, strategic merge patch; ``protobuf``: the protobuf

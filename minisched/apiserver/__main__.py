@@ -39,15 +39,7 @@ import sys
 import tempfile
 import threading
 
-# The server opens no TLS connection of its own (it serves TLS with its own certificate and
-# verifies no client's), yet importing aiohttp builds a verifying client context, which parses
-# the whole CA bundle: 50 to 70 ms of a start of about 250 ms to ready, measured here. An empty
-# CA file is quicker to read; it is set for this process only, before aiohttp is imported, and
-# only when this module runs as the program (importing it elsewhere changes nothing).
-if __name__ == "__main__":
-    os.environ["SSL_CERT_FILE"] = os.devnull
-
-from .server import Server  # noqa: E402 (after the line above)
+from .server import Server
 
 log = logging.getLogger("minisched.apiserver")
 

@@ -26,6 +26,7 @@ import os
 import random
 import secrets
 import socket
+import ssl
 import threading
 import traceback
 from collections.abc import Awaitable, Callable
@@ -33,10 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from aiohttp import web, web_protocol, web_server
-from aiohttp.http_exceptions import BadHttpMethod
-
-from . import discovery, errors, openapi, patch, table
+from . import discovery, errors, httpd, openapi, patch, table
 from .errors import ApiError
 from .registry import GROUPS, RESOURCES, Registry, Resource
 from .selectors import Selector
@@ -205,13 +203,8 @@ def _resource_version(text: str | None) -> int | None:
     return int(text)
 
 
-def json_response(body: JSON, status: int = 200, content_type: str = JSON_TYPE) -> web.Response:
-    if content_type == JSON_TYPE:
-        return web.Response(body=dumps(body) + b"\n", status=status, content_type=JSON_TYPE)
-    # With media-type parameters (aggregated discovery): set the header as is.
-    return web.Response(
-        body=dumps(body) + b"\n", status=status, headers={"Content-Type": content_type}
-    )
+def json_response(body: JSON, status: int = 200, content_type: str = JSON_TYPE) -> httpd.Response:
+    return httpd.Response(dumps(body) + b"\n", status, content_type)
 
 
 def aggregated_discovery_version(accept: str) -> str | None:
@@ -229,11 +222,20 @@ def aggregated_discovery_version(accept: str) -> str | None:
     return None
 
 
-def _page_not_found() -> web.Response:
+def _page_not_found() -> httpd.Response:
     """Go's ``http.NotFound``: what kube-apiserver answers for a group it does not serve."""
-    return web.Response(
-        text="404 page not found\n", status=404, content_type="text/plain", charset="utf-8"
-    )
+    return httpd.Response.text("404 page not found\n", 404)
+
+
+def http_error(status: int, message: str) -> httpd.Response:
+    """The answer to bytes that are not an HTTP/1.x request (``httpd.BadRequest``).
+
+    Differs from upstream: Go's net/http writes a plain-text ``400 Bad Request``; a Status keeps
+    every answer one a Kubernetes client can read.
+    """
+    body = errors.status_body(400, "BadRequest", f"malformed HTTP request: {message}")
+    body["code"] = status
+    return json_response(body, status)
 
 
 def _list_options_errors(query: Any, watching: bool) -> list[errors.FieldError]:
@@ -352,7 +354,7 @@ def bookmark_object(
 
 
 class ApiServer:
-    """Request handling on top of a :class:`Registry`. One instance per aiohttp application."""
+    """Request handling on top of a :class:`Registry`. One instance per server."""
 
     def __init__(
         self,
@@ -375,14 +377,14 @@ class ApiServer:
 
     # ---- entry point ------------------------------------------------------------------------
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: httpd.Request) -> httpd.Response | httpd.StreamResponse:
         """Every request comes through here; every failure leaves as a Status body."""
         try:
             return await self._dispatch(request)
         except ApiError as exc:
             return json_response(exc.body, exc.status)
-        except (asyncio.CancelledError, ConnectionResetError):
-            raise
+        except (asyncio.CancelledError, ConnectionResetError, httpd.BadRequest):
+            raise  # the client left, or sent a body that is not HTTP (httpd answers it)
         except Exception as exc:  # a bug: never let a traceback reach the client
             log.error(
                 "unexpected error on %s %s:\n%s",
@@ -395,7 +397,7 @@ class ApiServer:
             )
             return json_response(body, 400)
 
-    def _authenticate(self, request: web.Request) -> None:
+    def _authenticate(self, request: httpd.Request) -> None:
         header = request.headers.get("Authorization")
         if header is None:
             if request.path in PUBLIC_PATHS:
@@ -407,19 +409,15 @@ class ApiServer:
         ):
             raise errors.unauthorized()
 
-    async def _read_body(self, request: web.Request) -> bytes:
+    async def _read_body(self, request: httpd.Request) -> bytes:
         """Read the whole body (always drained, so keep-alive connections stay usable), at most
         ``max_body_bytes``; more is a 413."""
-        if request.content_length is not None and request.content_length > self.max_body_bytes:
-            raise errors.too_large(self.max_body_bytes)
-        data = bytearray()
-        async for chunk in request.content.iter_chunked(1 << 16):
-            data += chunk
-            if len(data) > self.max_body_bytes:
-                raise errors.too_large(self.max_body_bytes)
-        return bytes(data)
+        try:
+            return await request.read(self.max_body_bytes)
+        except httpd.BodyTooLarge:
+            raise errors.too_large(self.max_body_bytes) from None
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def _dispatch(self, request: httpd.Request) -> httpd.Response | httpd.StreamResponse:
         body = await self._read_body(request)
         self._authenticate(request)
         path = request.path.rstrip("/") or "/"
@@ -428,12 +426,7 @@ class ApiServer:
             if method != "GET":
                 raise errors.method_not_allowed()
             ok = not self.shutting_down
-            return web.Response(
-                text="ok" if ok else "shutting down",
-                status=200 if ok else 503,
-                content_type="text/plain",
-                charset="utf-8",
-            )
+            return httpd.Response.text("ok" if ok else "shutting down", 200 if ok else 503)
         accept = request.headers.get("Accept", "")
         if path in ("/version", "/api", "/apis", "/api/v1"):
             if method != "GET":
@@ -470,8 +463,8 @@ class ApiServer:
         return await self._serve_route(request, route, method, body, accept)
 
     async def _serve_group(
-        self, request: web.Request, method: str, body: bytes, accept: str
-    ) -> web.StreamResponse:
+        self, request: httpd.Request, method: str, body: bytes, accept: str
+    ) -> httpd.Response | httpd.StreamResponse:
         """``/apis/{group}[/{version}[/...]]``: discovery of a group, or its resources."""
         raw = request.raw_path.split("?", 1)[0].rstrip("/")
         parts = [unquote(p) for p in raw.split("/")[2:]]
@@ -497,8 +490,8 @@ class ApiServer:
     # ---- routing to verbs -------------------------------------------------------------------
 
     async def _serve_route(
-        self, request: web.Request, route: Route, method: str, body: bytes, accept: str
-    ) -> web.StreamResponse:
+        self, request: httpd.Request, route: Route, method: str, body: bytes, accept: str
+    ) -> httpd.Response | httpd.StreamResponse:
         res, query = route.resource, request.query
         if res is None:  # POST namespaces/{ns}/bindings
             return self._bind(request, route, method, body, accept)
@@ -573,8 +566,8 @@ class ApiServer:
         raise errors.method_not_allowed()
 
     def _bind(
-        self, request: web.Request, route: Route, method: str, body: bytes, accept: str
-    ) -> web.Response:
+        self, request: httpd.Request, route: Route, method: str, body: bytes, accept: str
+    ) -> httpd.Response:
         """``pods/{name}/binding`` and the legacy ``bindings`` collection: POST only."""
         if method != "POST":
             raise errors.method_not_allowed()
@@ -582,7 +575,7 @@ class ApiServer:
         negotiate(accept, allow_table=False, stream=False)
         return json_response(self.registry.bind(route.namespace or "", route.name, binding), 201)
 
-    def _create_body(self, request: web.Request, body: bytes, kind: str) -> Any:
+    def _create_body(self, request: httpd.Request, body: bytes, kind: str) -> Any:
         """A create's body as JSON: a JSON body, or one of the protobuf bodies that clients
         send by default (see ``protobuf.py``); any other media type is a 415."""
         raw = request.headers.get("Content-Type", "")
@@ -603,7 +596,7 @@ class ApiServer:
 
     @staticmethod
     def _check_content_type(
-        request: web.Request, allowed: tuple[str, ...], patch: bool = False
+        request: httpd.Request, allowed: tuple[str, ...], patch: bool = False
     ) -> str:
         raw = request.headers.get("Content-Type", "")
         media = raw.split(";", 1)[0].strip().lower()
@@ -621,7 +614,7 @@ class ApiServer:
             )
         raise errors.unsupported_media_type(raw)
 
-    def _delete_options(self, request: web.Request, query: Any, body: bytes) -> JSON:
+    def _delete_options(self, request: httpd.Request, query: Any, body: bytes) -> JSON:
         self._reject_dry_run(query)
         options: JSON = {}
         if body.strip():
@@ -638,7 +631,7 @@ class ApiServer:
 
     def _list(
         self, res: Resource, namespace: str | None, query: Any, wanted: Negotiated
-    ) -> web.Response:
+    ) -> httpd.Response:
         selector = Selector.parse(res.name, query.get("labelSelector"), query.get("fieldSelector"))
         rv_text = query.get("resourceVersion")
         match = query.get("resourceVersionMatch", "")
@@ -703,8 +696,8 @@ class ApiServer:
     # ---- watch ------------------------------------------------------------------------------
 
     async def _watch(
-        self, request: web.Request, res: Resource, namespace: str | None, wanted: Negotiated
-    ) -> web.StreamResponse:
+        self, request: httpd.Request, res: Resource, namespace: str | None, wanted: Negotiated
+    ) -> httpd.Response | httpd.StreamResponse:
         query = request.query
         selector = Selector.parse(res.name, query.get("labelSelector"), query.get("fieldSelector"))
         rv = _resource_version(query.get("resourceVersion"))
@@ -731,10 +724,9 @@ class ApiServer:
             else:
                 message = f"too old resource version: {from_rv} ({self.store.history_start})"
             initial = [(ERROR, errors.status_body(410, "Expired", message))]
-        response = web.StreamResponse(status=200, headers={"Content-Type": JSON_TYPE})
-        response.enable_chunked_encoding()
+        response = httpd.StreamResponse(request, 200, JSON_TYPE)
         try:
-            await response.prepare(request)
+            await response.prepare()
             writer = _WatchWriter(
                 response, res.name, wanted, query.get("includeObject", "Metadata")
             )
@@ -759,7 +751,7 @@ class ApiServer:
 
     async def _stream(
         self,
-        request: web.Request,
+        request: httpd.Request,
         watcher: Watcher,
         writer: _WatchWriter,
         res: Resource,
@@ -817,7 +809,7 @@ class _WatchWriter:
     """Encodes watch events for one stream: shared JSON lines, or a Table per event."""
 
     def __init__(
-        self, response: web.StreamResponse, resource: str, wanted: Negotiated, include: str
+        self, response: httpd.StreamResponse, resource: str, wanted: Negotiated, include: str
     ) -> None:
         self.response = response
         self.resource = resource
@@ -873,67 +865,6 @@ def _decode_continue(token: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def build_app(api: ApiServer) -> web.Application:
-    """An aiohttp application routing every path and method to ``api.handle``."""
-    app = web.Application(client_max_size=api.max_body_bytes)
-    # [\s\S], not ".": the path is matched percent-decoded, and "." stops at a newline, so
-    # "/api/v1/%0A" missed the route and got aiohttp's plain-text 404 (found by fuzzing).
-    app.router.add_route("*", r"/{tail:[\s\S]*}", api.handle)
-
-    async def on_shutdown(_: web.Application) -> None:
-        api.shutting_down = True
-        api.store.end_all_watches("server shutting down")
-
-    app.on_shutdown.append(on_shutdown)
-    return app
-
-
-class _StatusRequestHandler(web_protocol.RequestHandler):
-    """aiohttp's connection handler, answering requests it cannot parse with a Status.
-
-    aiohttp answers an HTTP request line or header it cannot parse (``FOO /api/v1/pods``:
-    its parser knows only the standard methods) with plain text before any handler runs.
-    Go's net/http passes any method through, and kube-apiserver answers an unknown one with
-    ``405 MethodNotAllowed`` (recorded: case method-unknown). Differs from upstream: for other
-    malformed requests (a header line that is not a header...) net/http writes a plain-text
-    ``400 Bad Request``; we answer a ``400 BadRequest`` Status, so every answer stays a Status.
-    """
-
-    def handle_error(
-        self,
-        request: Any,
-        status: int = 500,
-        exc: BaseException | None = None,
-        message: str | None = None,
-    ) -> web.StreamResponse:
-        plain = super().handle_error(request, status, exc, message)  # logs; may raise
-        if status == 500:
-            body = errors.status_body(500, "InternalError", "Internal error occurred")
-        elif isinstance(exc, BadHttpMethod):
-            body = errors.method_not_allowed().body
-        else:
-            reason = str(getattr(exc, "message", "") or exc).strip().splitlines()
-            text = f"malformed HTTP request: {reason[0] if reason else status}"
-            body = errors.status_body(400, "BadRequest", text)
-            body["code"] = status
-        response = json_response(body, body["code"])
-        response.headers.update((k, v) for k, v in plain.headers.items() if k == "Connection")
-        response.force_close()
-        return response
-
-
-class _StatusServer(web_server.Server):
-    def __call__(self) -> web_protocol.RequestHandler:
-        return _StatusRequestHandler(self, loop=self._loop, **self._kwargs)
-
-
-class _AppRunner(web.AppRunner):
-    async def _make_server(self) -> web_server.Server:
-        server = await super()._make_server()
-        server.__class__ = _StatusServer  # same state, our connection handler
-        return server
-
-
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -986,7 +917,8 @@ class Server:
         self.bookmark_interval = bookmark_interval
         self.max_body_bytes = max_body_bytes
         self.test_endpoints = test_endpoints
-        self._runner: web.AppRunner | None = None
+        self._api: ApiServer | None = None
+        self._httpd: httpd.HttpServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -1006,23 +938,25 @@ class Server:
             bookmark_interval=self.bookmark_interval,
             test_endpoints=self.test_endpoints,
         )
-        self._runner = _AppRunner(
-            build_app(api), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
+        self._api = api
+        self._httpd = httpd.HttpServer(api.handle, http_error)
         ssl_context = None
         if self.tls:
-            import ssl
-
             ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ssl_context.load_cert_chain(*self.tls)
-        await web.SockSite(self._runner, sock, ssl_context=ssl_context).start()
+        await self._httpd.start(sock, ssl_context)
         self._loop = asyncio.get_running_loop()
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._api is not None:
+            # Readiness fails from now on; every watch ends, so its client lists again
+            # elsewhere (or after a restart) instead of waiting on a dead stream.
+            self._api.shutting_down = True
+            self.store.end_all_watches("server shutting down")
+        if self._httpd is not None:
+            # Requests being answered get a second to finish; then every connection closes.
+            await self._httpd.stop(timeout=1.0)
+            self._httpd = None
         self.store.close()
 
     # ---- running on a private loop in a thread (tests, benchmark) ---------------------------
