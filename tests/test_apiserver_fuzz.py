@@ -145,8 +145,8 @@ def check_answer(answer: Answer, method: str, error_log: ErrorLog) -> None:
         assert answer.headers.get("content-type") == "text/plain; charset=utf-8"
         return
     if answer.status >= 400:
-        # Also what aiohttp's HTTP parser refused before any handler ran (a method token it
-        # does not know: 405, bytes not allowed in a URL: 400): a Status, not its plain text.
+        # Also what the HTTP layer (httpd) refuses before any handler runs (bytes not allowed
+        # in a URL: 400), and a method token no handler serves (405): a Status, never text.
         assert answer.headers.get("content-type") == "application/json", answer.body[:300]
         doc = json.loads(answer.body)
         assert doc["kind"] == "Status" and doc["status"] == "Failure", doc
@@ -625,8 +625,9 @@ def test_a_newline_in_the_path_is_still_routed(server: Server, path: str) -> Non
 
 @pytest.mark.parametrize("method", ["FOO", "PROPFIND", "BREW"])
 def test_unknown_method_is_a_405_status(server: Server, method: str) -> None:
-    """aiohttp's parser refuses methods it does not know with a plain-text 400 before any
-    handler runs (60 of 400 fuzzed requests got it); kube-apiserver answers a Status 405."""
+    """aiohttp's parser (the server's HTTP layer until httpd) refused methods it did not know
+    with a plain-text 400 before any handler ran (60 of 400 fuzzed requests got it);
+    kube-apiserver answers a Status 405, and so does this server."""
     answer = send(server, method, "/api/v1/pods")
     assert answer.status == 405
     assert answer.headers.get("content-type") == "application/json"
