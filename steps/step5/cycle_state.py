@@ -47,6 +47,9 @@ class CycleState:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._storage: dict[StateKey, StateData] = {}
+        # The Score plugins whose PreScore returned Skip in this cycle: their Score does not
+        # run (upstream: SkipScorePlugins, v1.27). Written once, by RunPreScorePlugins.
+        self.skip_score_plugins: frozenset[str] = frozenset()
 
     def read(self, key: StateKey) -> StateData:
         """The data under ``key``; raises NotFoundError if there is none."""
@@ -69,4 +72,5 @@ class CycleState:
         copy = CycleState()
         with self._lock:
             copy._storage = {k: v.clone() for k, v in self._storage.items()}
+        copy.skip_score_plugins = self.skip_score_plugins
         return copy

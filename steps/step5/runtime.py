@@ -134,12 +134,23 @@ class Framework:
         nodes: list[V1Node],
     ) -> framework.Status:
         """Run the PreScore plugins in order; the first failure is an ERROR status
-        (upstream: RunPreScorePlugins)."""
+        (upstream: RunPreScorePlugins).
+
+        Differs from v1.23, as later releases do (v1.27, kubernetes#115652): a plugin whose
+        PreScore returns Skip has nothing to score for this pod, and its Score does not run
+        in this cycle (``CycleState.skip_score_plugins``). In v1.23 a plugin wrote a value
+        that made its Score return 0 for every node, one call per node.
+        """
+        skip_plugins: set[str] = set()
         for pl in self.pre_score_plugins:
             status = pl.pre_score(state, pod, nodes)
+            if status.code == framework.Code.SKIP:
+                skip_plugins.add(pl.name())
+                continue
             if not status.is_success():
                 err = Exception(f'running PreScore plugin "{pl.name()}": {status.as_error()}')
                 return framework.as_status(err)
+        state.skip_score_plugins = frozenset(skip_plugins)
         return framework.Status()
 
     # --- Score ------------------------------------------------------------------------------
@@ -156,7 +167,7 @@ class Framework:
         """Each Score plugin's final score for each node, in three phases (upstream:
         RunScorePlugins):
 
-        1. every plugin scores every node;
+        1. every plugin scores every node, but those whose PreScore returned Skip;
         2. each plugin with ScoreExtensions normalizes its own scores;
         3. each score must be within MIN_NODE_SCORE..MAX_NODE_SCORE, and is multiplied by the
            plugin's weight.
@@ -165,10 +176,12 @@ class Framework:
         parallel over nodes and phases 2 and 3 in parallel over plugins.
         """
         plugin_to_node_scores: dict[str, list[framework.NodeScore]] = {}
+        skip = state.skip_score_plugins
+        plugins = [pl for pl in self.score_plugins if pl.name() not in skip]
         # Each node's name is read once, not once per plugin: reading node.metadata.name walks
         # the node's objects, which at thousands of nodes have left the CPU's cache.
         names = [node.metadata.name for node in nodes]
-        for pl in self.score_plugins:
+        for pl in plugins:
             scores = []
             for name in names:
                 score, status = pl.score(state, pod, name)
@@ -178,7 +191,7 @@ class Framework:
                 scores.append(framework.NodeScore(name, score))
             plugin_to_node_scores[pl.name()] = scores
 
-        for pl in self.score_plugins:
+        for pl in plugins:
             extensions = pl.score_extensions()
             if extensions is None:
                 continue
@@ -190,7 +203,7 @@ class Framework:
                 )
 
         low, high = framework.MIN_NODE_SCORE, framework.MAX_NODE_SCORE
-        for pl in self.score_plugins:
+        for pl in plugins:
             weight = self.score_plugin_weight[pl.name()]
             for node_score in plugin_to_node_scores[pl.name()]:
                 if not low <= node_score.score <= high:
