@@ -366,7 +366,8 @@ class Framework:
         plugins = [pl for pl in self.score_plugins if pl.name() not in skip]
         if not plugins:
             # Every plugin skipped: nothing to score, and no node's name to read (at 5000
-            # nodes reading them all was a fifth of step 8's scheduling thread, py-spy).
+            # nodes, with no plugin left to score, that read was a fifth of the scheduling
+            # thread, py-spy).
             return plugin_to_node_scores, framework.Status()
         # Each node's name is read once, not once per plugin: reading node.metadata.name walks
         # the node's objects, which at thousands of nodes have left the CPU's cache.
