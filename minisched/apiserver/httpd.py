@@ -28,15 +28,12 @@ time (the next request is read after the answer is written, which is all clients
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
+import socket
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 from urllib.parse import parse_qsl, unquote
-
-log = logging.getLogger("minisched.apiserver")
 
 MAX_HEADER_BYTES = 1 << 20  # net/http's DefaultMaxHeaderBytes: the request line and headers
 # RFC 9110 token characters: what a method and a header name may be made of.
@@ -44,6 +41,7 @@ TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # Bytes a request target may not hold: controls, space, DEL, and anything not ASCII (clients
 # percent-encode those; Go's url.ParseRequestURI refuses control bytes too).
 BAD_TARGET = re.compile(rb"[\x00-\x20\x7f-\xff]")
+CHUNK_SIZE = re.compile(rb"[0-9a-fA-F]{1,16}")  # a chunk's size, in hex
 REASONS = {
     100: "Continue",
     200: "OK",
@@ -94,12 +92,6 @@ class Headers:
     def get(self, name: str, default: str | None = None) -> str | None:
         return self._items.get(name.lower(), default)
 
-    def __getitem__(self, name: str) -> str:
-        return self._items[name.lower()]
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._items
-
 
 class Request:
     """One request: its head parsed, its body read on demand (``read``)."""
@@ -126,7 +118,7 @@ class Request:
         self.transport = writer.transport
         self._reader = reader
         self._writer = writer
-        self.chunked = False
+        # None: the body is chunked, or there is none (then body_consumed is already true).
         self.content_length: int | None = None
         encoding = headers.get("Transfer-Encoding")
         length = headers.get("Content-Length")
@@ -135,14 +127,14 @@ class Request:
                 raise BadRequest(f"unsupported transfer encoding: {encoding!r}", 501)
             if length is not None:
                 raise BadRequest("both Transfer-Encoding and Content-Length")
-            self.chunked = True
         elif length is not None:
-            if not length.strip().isdigit() or not length.strip().isascii():
+            digits = length.strip()
+            if not (digits.isascii() and digits.isdigit()):
                 raise BadRequest(f"bad Content-Length {length!r}")
-            self.content_length = int(length)
+            self.content_length = int(digits)
         # Whether the body has been read to its end: otherwise the connection cannot serve
         # another request (its next bytes would be the rest of this body).
-        self.body_consumed = not self.chunked and not self.content_length
+        self.body_consumed = encoding is None and not self.content_length
         self._continue_sent = False
 
     def keep_alive(self) -> bool:
@@ -177,7 +169,7 @@ class Request:
         while True:
             size_line = await self._reader.readuntil(b"\r\n")
             size_text = size_line[:-2].split(b";", 1)[0].strip()
-            if not size_text or not re.fullmatch(rb"[0-9a-fA-F]{1,16}", size_text):
+            if not CHUNK_SIZE.fullmatch(size_text):
                 raise BadRequest(f"bad chunk size {size_text[:20]!r}")
             size = int(size_text, 16)
             if size == 0:
@@ -215,15 +207,11 @@ class Response:
     """A whole answer: status, headers and body."""
 
     def __init__(
-        self,
-        body: bytes = b"",
-        status: int = 200,
-        content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
+        self, body: bytes = b"", status: int = 200, content_type: str = "application/json"
     ) -> None:
         self.status = status
         self.body = body
-        self.headers = {"Content-Type": content_type, **(headers or {})}
+        self.headers = {"Content-Type": content_type}
 
     @classmethod
     def text(cls, text: str, status: int = 200) -> Response:
@@ -245,11 +233,9 @@ class StreamResponse:
         self.status = status
         self.headers = {"Content-Type": content_type, "Transfer-Encoding": "chunked"}
         self._writer = request._writer
-        self.prepared = False
         self.finished = False
 
     async def prepare(self) -> None:
-        self.prepared = True
         self._writer.write(_head(self.status, self.headers))
         await self._writer.drain()
 
@@ -329,7 +315,7 @@ class HttpServer:
         # The tasks running a handler just now: stop() gives these a moment to answer.
         self._busy: set[asyncio.Task[None]] = set()
 
-    async def start(self, sock: Any, ssl_context: ssl.SSLContext | None) -> None:
+    async def start(self, sock: socket.socket, ssl_context: ssl.SSLContext | None) -> None:
         self._server = await asyncio.start_server(
             self._serve, sock=sock, ssl=ssl_context, limit=MAX_HEADER_BYTES
         )

@@ -271,15 +271,16 @@ def prioritize_nodes(
                     "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
                 )
 
+    if not scores_map:
+        # Every Score plugin returned Skip at PreScore: every node totals 0 (upstream: each
+        # node's TotalScore stays 0), and select_host picks one of them at random.
+        return [framework.NodeScore(node.metadata.name, 0) for node in nodes]
+
     # Summarize all scores. Differs from upstream: the names come from the first plugin's list,
     # in the same order as the nodes; upstream reads nodes[i].Name again. In Python that read
     # walks each node's objects, which at thousands of nodes have left the CPU's cache: it was
     # a quarter of the cycle at 5000 nodes (py-spy). And the sums start from the first plugin's
     # scores, not from 0 (one pass over the nodes less: with one Score plugin, no pass at all).
-    if not scores_map:
-        # Every Score plugin returned Skip at PreScore: every node totals 0 (upstream: each
-        # node's TotalScore stays 0), and select_host picks one of them at random.
-        return [framework.NodeScore(node.metadata.name, 0) for node in nodes]
     first, *others = scores_map.values()
     result = [framework.NodeScore(node_score.name, node_score.score) for node_score in first]
     for node_score_list in others:
