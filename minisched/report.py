@@ -15,8 +15,7 @@ and this module turns what they recorded into tables. The events a step may reco
                  only the pod's nominated node was tried, and it passed); from step 12 also
                  checked, start, to_find: the nodes Filter examined, from which index, and
                  how many feasible nodes were enough (numFeasibleNodesToFind)
-``prescore``     pod, plugin, key, data: what a PreScore plugin wrote to CycleState; or pod,
-                 plugin, skip: it returned Skip, so its Score does not run for the pod
+``prescore``     pod, plugin, key, data: what a PreScore plugin wrote to CycleState
 ``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
 ``selected``     pod, node, among (step 1: how many nodes the random pick was among)
 ``permit``       pod, plugin, wait, timeout: a Permit plugin holds the pod for ``wait`` seconds
@@ -343,8 +342,6 @@ class Report:
                 f"(numFeasibleNodesToFind {f['to_find']})"
             )
         if event == "prescore":
-            if f.get("skip"):
-                return f"prescore {pod}: {f['plugin']} returned Skip: its Score does not run"
             return f"prescore {pod}: {f['plugin']} wrote {f['key']} = {f['data']!r} to CycleState"
         if event == "score":
             view.scores.setdefault(f["node"], {})[f["plugin"]] = int(f["score"])

@@ -76,15 +76,14 @@ def test_filters_run_in_order_and_stop_at_the_first_rejection_per_node(step: int
         ("A", "node2"),
         ("B", "node2"),
     ]
-    # A node every plugin passes gets the shared success (upstream: nil), nothing of its own.
-    assert results["node0"] is fw.SUCCESS_STATUS
-    node1 = results["node1"]
+    assert results["node0"].merge().is_success()
+    node1 = results["node1"].merge()
     assert (node1.code, node1.reasons, node1.failed_plugin) == (
         fw.Code.UNSCHEDULABLE,
         ["a says no"],
         "A",
     )
-    node2 = results["node2"]
+    node2 = results["node2"].merge()
     assert (node2.code, node2.failed_plugin) == (fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "B")
 
 
@@ -99,7 +98,7 @@ def test_a_filter_returning_anything_but_success_or_unschedulable_is_an_error(
     after = FakeFilter("After", {"nodeX": fw.Status(fw.Code.UNSCHEDULABLE)}, calls)
     fwk = new_framework(step, _registry(bad, after), filter=["Bad", "After"])
     node = node_arg(step, make_node("node0"))
-    status = fwk.run_filter_plugins(*cycle_args(step), make_pod("pod1"), node)
+    status = fwk.run_filter_plugins(*cycle_args(step), make_pod("pod1"), node).merge()
     assert status.code == fw.Code.ERROR
     assert status.failed_plugin == "Bad"
     assert status.message() == 'running "Bad" filter plugin: oops'

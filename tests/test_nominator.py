@@ -10,7 +10,7 @@ from kubernetes import client
 
 from minisched.clock import FakeClock
 from tests.conftest import built_steps, step_module
-from tests.fakes import ListRecorder, make_node, make_pod
+from tests.fakes import ListRecorder, make_pod
 
 STEPS = built_steps(11)
 step_param = pytest.mark.parametrize("step", STEPS, ids=lambda n: f"step{n}")
@@ -113,51 +113,3 @@ def test_a_node_whose_last_nominated_pod_leaves_has_no_entry(step: int) -> None:
     assert "n1" not in nominator._nominated_pods
     assert names(nominator, "n2") == ["b"]
     assert nominator.nominated_pods_for_node("n3") == []
-
-
-@step_param
-def test_has_nominated_pods_follows_the_nominations(step: int) -> None:
-    q = step_module(step, "scheduling_queue")
-    a = nominated("a", "n1")
-    nominator = q.Nominator(lambda: Store(a))
-    assert not nominator.has_nominated_pods()
-    nominator.add_nominated_pod(a, None)
-    assert nominator.has_nominated_pods()
-    nominator.delete_nominated_pod_if_exists(a)
-    assert not nominator.has_nominated_pods()
-
-
-class _NameCountingNode:
-    """A node whose metadata (and so its name) counts how often it is read."""
-
-    def __init__(self, node: Any) -> None:
-        self._node, self.reads = node, 0
-
-    @property
-    def metadata(self) -> Any:
-        self.reads += 1
-        return self._node.metadata
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._node, name)
-
-
-@step_param
-def test_without_nominations_the_filter_does_not_read_the_nodes_name(step: int) -> None:
-    # Differs from upstream (which asks the nominator for every node): reading each node's
-    # name is a walk through memory at thousands of nodes, so it waits for a nomination.
-    runtime = step_module(step, "runtime")
-    fw = step_module(step, "framework")
-    cycle_state = step_module(step, "cycle_state")
-    a = nominated("a", "node1")
-    nominator = step_module(step, "scheduling_queue").Nominator(lambda: Store(a))
-    fwk = runtime.Framework({}, runtime.Plugins(), FakeClock(), pod_nominator=nominator)
-    node = _NameCountingNode(make_node("node1"))
-    node_info = fw.NodeInfo()
-    node_info._node = node
-    state, pod = cycle_state.CycleState(), make_pod("pod1")
-    assert fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info).is_success()
-    assert node.reads == 0
-    nominator.add_nominated_pod(a, None)
-    assert fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info).is_success()
-    assert node.reads == 1  # add_nominated_pods asked for the pods nominated to node1

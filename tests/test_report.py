@@ -103,12 +103,10 @@ def test_prescore_and_permit_say_what_the_plugin_did() -> None:
     con, out = console(False)
     report = Report(con, live=False)
     report.record("prescore", pod="ns/pod8", plugin="NodeNumber", key="PreScoreNodeNumber", data=8)
-    report.record("prescore", pod="ns/web", plugin="NodeNumber", skip=True)
     report.record("permit", pod="ns/pod8", plugin="NodeNumber", wait=8, timeout=10.0)
     report.record("waiting", pod="ns/pod8", node="node8", plugins=["NodeNumber"])
     assert out.getvalue().splitlines() == [
         "prescore ns/pod8: NodeNumber wrote PreScoreNodeNumber = 8 to CycleState",
-        "prescore ns/web: NodeNumber returned Skip: its Score does not run",
         "waiting  ns/pod8: on node8, Permit by NodeNumber (wait 8s, timeout 10s)",
     ]
 

@@ -123,7 +123,7 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
         # LeastAllocated alone decides (no name ends in a digit); batch waits for db's deletion.
         lambda b: b == {"api": "medium", "web": "small", "batch": "large"},
         [
-            "score 62 (NodeResourcesFit 62)",
+            "score 62 (NodeNumber 0, NodeResourcesFit 62)",
             "/batch: 0/3 nodes are available: 3 Insufficient cpu.",
             "small  │ NodeResourcesFit: Insufficient cpu",
             "/batch: -> podBackoffQ (AssignedPodDelete)",

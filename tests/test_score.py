@@ -219,8 +219,7 @@ def _node_number_scores(step: int, pod_name: str, node_names: list[str]) -> dict
         assert fwk.run_pre_score_plugins(*args, pod, nodes).is_success()
     scores, status = fwk.run_score_plugins(*args, pod, nodes)
     assert status.is_success(), status
-    # From step 4, NodeNumber's PreScore skips a pod without a digit: it scores no node.
-    return {ns.name: ns.score for ns in scores.get("NodeNumber", [])}
+    return {ns.name: ns.score for ns in scores["NodeNumber"]}
 
 
 @step_param
@@ -228,8 +227,7 @@ def test_node_number_scores_the_matching_digit_100_after_normalization(step: int
     nodes = ["node5", "node8", "node9"]
     assert _node_number_scores(step, "pod8", nodes) == {"node5": 0, "node8": 100, "node9": 0}
     assert _node_number_scores(step, "pod1", nodes) == {"node5": 0, "node8": 0, "node9": 0}
-    skipped = {} if step >= 4 else {"node5": 0, "node8": 0, "node9": 0}
-    assert _node_number_scores(step, "pod-x", nodes) == skipped
+    assert _node_number_scores(step, "pod-x", nodes) == {"node5": 0, "node8": 0, "node9": 0}
     assert _node_number_scores(step, "pod8", ["node-a", "node8"]) == {"node-a": 0, "node8": 100}
 
 

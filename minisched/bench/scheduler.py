@@ -24,10 +24,9 @@ One run of a workload:
 6. the scheduler is stopped (SIGTERM), the namespace and the labelled nodes are deleted (a real
    cluster), or the server is stopped.
 
-Node and pod names end in a letter, so the teaching plugin NodeNumber scores every node 0 (step
-3), or its PreScore returns Skip and it scores none (steps 4+, as upstream plugins skip pods
-they have nothing to score for), and its Permit (steps 5+) lets every pod through at once: the
-benchmark measures scheduling, not NodeNumber's sleeping.
+Node and pod names end in a letter, so the teaching plugin NodeNumber (steps 3+) scores every
+node 0 and its Permit (steps 5+) lets every pod through at once: the benchmark measures
+scheduling, not NodeNumber's sleeping.
 """
 
 from __future__ import annotations
@@ -61,8 +60,8 @@ SCENARIO_NAME = "bench"
 DEFAULT_SCHEDULER = "default-scheduler"
 # Why the names look like this; printed with the results.
 NAMING_NOTE = (
-    "node and pod names end in a letter ('...x'): NodeNumber scores no node (step 3: every "
-    "node 0; steps 4+: its PreScore returns Skip) and its Permit never waits"
+    "node and pod names end in a letter ('...x'): NodeNumber scores every node 0 and its "
+    "Permit never waits"
 )
 MEASURE_NOTE = (
     "each scheduler runs as a process of its own, as users run it (python -m steps.stepN "

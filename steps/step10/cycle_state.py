@@ -37,26 +37,23 @@ class NotFoundError(KeyError):
 class CycleState:
     """A map from StateKey to StateData (upstream: CycleState).
 
-    ``_lock`` guards ``_storage`` against concurrent writes: upstream plugins may read and
-    write from the goroutines that filter and score nodes in parallel. ``read`` takes no lock:
-    a dict lookup is atomic in CPython, and a read comes once per node and plugin, where the
-    keys are written once per cycle. Differs from v1.23 (a read-write mutex, read-locked by
-    Read); later releases read a sync.Map without a lock, for the same reason.
+    ``_lock`` makes every method safe to call from several threads: upstream plugins may read
+    and write from the goroutines that filter and score nodes in parallel. Simplified: one
+    lock where upstream has a read-write mutex (Read takes its read lock), so two readers
+    here take turns.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._storage: dict[StateKey, StateData] = {}
-        # The Score plugins whose PreScore returned Skip in this cycle: their Score does not
-        # run (upstream: SkipScorePlugins, v1.27). Written once, by RunPreScorePlugins.
-        self.skip_score_plugins: frozenset[str] = frozenset()
 
     def read(self, key: StateKey) -> StateData:
         """The data under ``key``; raises NotFoundError if there is none."""
-        try:
-            return self._storage[key]
-        except KeyError:
-            raise NotFoundError() from None
+        with self._lock:
+            try:
+                return self._storage[key]
+            except KeyError:
+                raise NotFoundError() from None
 
     def write(self, key: StateKey, value: StateData) -> None:
         with self._lock:
@@ -72,5 +69,4 @@ class CycleState:
         copy = CycleState()
         with self._lock:
             copy._storage = {k: v.clone() for k, v in self._storage.items()}
-        copy.skip_score_plugins = self.skip_score_plugins
         return copy

@@ -123,9 +123,6 @@ class Heap(Generic[T]):
         self._key = key
         self._less = less
         self._items: list[T] = []
-        # Each item's key, at the item's position (upstream keeps only these in its queue):
-        # moving an item moves its key, so the heap never calls ``key`` while it sifts.
-        self._queue: list[str] = []
         self._index: dict[str, int] = {}  # key -> position in _items
 
     def __len__(self) -> int:
@@ -140,7 +137,6 @@ class Heap(Generic[T]):
             self._fix(i)
             return
         self._items.append(item)
-        self._queue.append(key)
         self._index[key] = len(self._items) - 1
         self._up(len(self._items) - 1)
 
@@ -158,7 +154,6 @@ class Heap(Generic[T]):
         last = len(self._items) - 1
         self._swap(i, last)
         item = self._items.pop()
-        self._queue.pop()
         del self._index[key]
         if i < last:
             self._fix(i)
@@ -168,7 +163,7 @@ class Heap(Generic[T]):
         return self._items[0] if self._items else None
 
     def pop(self) -> T | None:
-        return self.delete(self._queue[0]) if self._items else None
+        return self.delete(self._key(self._items[0])) if self._items else None
 
     def list(self) -> list[T]:
         return list(self._items)
@@ -201,11 +196,10 @@ class Heap(Generic[T]):
             i = smallest
 
     def _swap(self, i: int, j: int) -> None:
-        items, queue = self._items, self._queue
+        items = self._items
         items[i], items[j] = items[j], items[i]
-        queue[i], queue[j] = queue[j], queue[i]
-        self._index[queue[i]] = i
-        self._index[queue[j]] = j
+        self._index[self._key(items[i])] = i
+        self._index[self._key(items[j])] = j
 
 
 # --- the nominator -----------------------------------------------------------------------------
@@ -262,20 +256,8 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]:
         """A copy of the list of pods nominated to the node (upstream: NominatedPodsForNode)."""
-        # Most nodes have no nominated pod, and Filter asks for every node it checks: a miss
-        # takes no lock (a membership test is atomic in CPython, and a node whose last pod
-        # leaves loses its entry); a hit copies the list under the lock. Upstream takes the
-        # read lock every time.
-        if node_name not in self._nominated_pods:
-            return []
         with self._lock:
             return list(self._nominated_pods.get(node_name, []))
-
-    def has_nominated_pods(self) -> bool:
-        """Whether any pod is nominated to any node. Not in upstream's PodNominator: see
-        run_filter_plugins_with_nominated_pods. Read without the lock, as a miss in
-        nominated_pods_for_node is."""
-        return bool(self._nominated_pods)
 
     def _add(self, pod: V1Pod, nominating_info: NominatingInfo | None) -> None:
         # Never more than one entry per pod.

@@ -419,7 +419,7 @@ def find_nodes_that_pass_filters(
         node_info = nodes[(start + i) % num_all_nodes]
         node = node_info.node()
         status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if status.code == framework.ERROR:
+        if status.code == Code.ERROR:
             # As upstream, the cycle ends with the error, and the index stays where it was.
             raise status.as_error() or Exception(status.message())
         processed_nodes += 1
@@ -489,19 +489,9 @@ def prioritize_nodes(
                     "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
                 )
 
-    if not scores_map:
-        # Every Score plugin returned Skip at PreScore: every node totals 0 (upstream: each
-        # node's TotalScore stays 0), and select_host picks one of them at random.
-        return [framework.NodeScore(node.metadata.name, 0) for node in nodes]
-
-    # Summarize all scores. Differs from upstream: the names come from the first plugin's list,
-    # in the same order as the nodes; upstream reads nodes[i].Name again. In Python that read
-    # walks each node's objects, which at thousands of nodes have left the CPU's cache: it was
-    # a quarter of the cycle at 5000 nodes (py-spy). And the sums start from the first plugin's
-    # scores, not from 0 (one pass over the nodes less: with one Score plugin, no pass at all).
-    first, *others = scores_map.values()
-    result = [framework.NodeScore(node_score.name, node_score.score) for node_score in first]
-    for node_score_list in others:
+    # Summarize all scores.
+    result = [framework.NodeScore(node.metadata.name, 0) for node in nodes]
+    for node_score_list in scores_map.values():
         for total, node_score in zip(result, node_score_list, strict=True):
             total.score += node_score.score
     return result

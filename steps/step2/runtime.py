@@ -74,24 +74,25 @@ class Framework:
         self,
         pod: V1Pod,
         node: V1Node,
-    ) -> framework.Status:
-        """Run the Filter plugins in order for one node; stop at the first rejection, whose
-        status, naming its plugin, is the node's.
+    ) -> framework.PluginToStatus:
+        """Run the Filter plugins in order for one node; stop at the first rejection.
 
         A plugin that returns anything but Success or Unschedulable* is an error: the result is
-        an ERROR status naming that plugin, and the caller ends the cycle.
+        that plugin's ERROR status alone, and the caller ends the cycle.
 
         Upstream: RunFilterPlugins with runAllFilters false (the default), so only the first
         failing plugin's reasons are kept for the node; the plugin order decides the message.
-        Differs from v1.23, as later releases do (v1.27, kubernetes#114629): the result is that
-        one Status, not a PluginToStatus of one entry for the caller to merge.
         """
+        statuses = framework.PluginToStatus()
         for pl in self.filter_plugins:
             status = pl.filter(pod, node)
             if status.is_success():
                 continue
             if not status.is_unschedulable():
                 err = Exception(f'running "{pl.name()}" filter plugin: {status.as_error()}')
-                return framework.as_status(err).with_failed_plugin(pl.name())
-            return status.with_failed_plugin(pl.name())
-        return framework.SUCCESS_STATUS
+                return framework.PluginToStatus(
+                    {pl.name(): framework.as_status(err).with_failed_plugin(pl.name())}
+                )
+            statuses[pl.name()] = status.with_failed_plugin(pl.name())
+            return statuses
+        return statuses

@@ -20,6 +20,7 @@ from minisched.cluster import connection_error_reason
 from minisched.informer import meta_namespace_key
 
 from . import framework
+from .framework import Code
 from .runtime import Framework
 
 if TYPE_CHECKING:
@@ -126,8 +127,14 @@ def find_nodes_that_fit_pod(
     diagnosis = framework.Diagnosis()
     feasible_nodes: list[client.V1Node] = []
     for node in nodes:
-        status = fwk.run_filter_plugins(pod, node)
-        if status.code == framework.ERROR:
+        statuses = fwk.run_filter_plugins(pod, node)
+        if not statuses:
+            # Every Filter passed: upstream's Merge of an empty map is nil, a success. Checked
+            # first, as it is every feasible node, and merging makes a Status.
+            feasible_nodes.append(node)
+            continue
+        status = statuses.merge()
+        if status.code == Code.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
             feasible_nodes.append(node)

@@ -16,7 +16,6 @@ from minisched.clock import Clock
 from minisched.events import EventRecorder
 from minisched.informer import Informer
 from minisched.report import NullRecorder, Recorder
-from minisched.rest import CoreV1Api
 
 from . import plugins, runtime
 from .eventhandlers import add_all_event_handlers
@@ -45,9 +44,7 @@ class Scheduler:
         node_selector: str | None = None,
         scheduler_name: str = SCHEDULER_NAME,
     ) -> None:
-        # The official core/v1 client, whose binding call (once per pod) minisched sends
-        # as a plain JSON POST: see minisched/rest.py.
-        self.client = CoreV1Api(api_client)
+        self.client = client.CoreV1Api(api_client)
         # Every random choice goes through rng and every timer through clock: a seeded rng and
         # a FakeClock make a run repeatable.
         self.rng = rng

@@ -90,27 +90,28 @@ class Framework:
         state: CycleState,
         pod: V1Pod,
         node: V1Node,
-    ) -> framework.Status:
-        """Run the Filter plugins in order for one node; stop at the first rejection, whose
-        status, naming its plugin, is the node's.
+    ) -> framework.PluginToStatus:
+        """Run the Filter plugins in order for one node; stop at the first rejection.
 
         A plugin that returns anything but Success or Unschedulable* is an error: the result is
-        an ERROR status naming that plugin, and the caller ends the cycle.
+        that plugin's ERROR status alone, and the caller ends the cycle.
 
         Upstream: RunFilterPlugins with runAllFilters false (the default), so only the first
         failing plugin's reasons are kept for the node; the plugin order decides the message.
-        Differs from v1.23, as later releases do (v1.27, kubernetes#114629): the result is that
-        one Status, not a PluginToStatus of one entry for the caller to merge.
         """
+        statuses = framework.PluginToStatus()
         for pl in self.filter_plugins:
             status = pl.filter(state, pod, node)
             if status.is_success():
                 continue
             if not status.is_unschedulable():
                 err = Exception(f'running "{pl.name()}" filter plugin: {status.as_error()}')
-                return framework.as_status(err).with_failed_plugin(pl.name())
-            return status.with_failed_plugin(pl.name())
-        return framework.SUCCESS_STATUS
+                return framework.PluginToStatus(
+                    {pl.name(): framework.as_status(err).with_failed_plugin(pl.name())}
+                )
+            statuses[pl.name()] = status.with_failed_plugin(pl.name())
+            return statuses
+        return statuses
 
     # --- PreScore ---------------------------------------------------------------------------
 
@@ -121,23 +122,12 @@ class Framework:
         nodes: list[V1Node],
     ) -> framework.Status:
         """Run the PreScore plugins in order; the first failure is an ERROR status
-        (upstream: RunPreScorePlugins).
-
-        Differs from v1.23, as later releases do (v1.27, kubernetes#115652): a plugin whose
-        PreScore returns Skip has nothing to score for this pod, and its Score does not run
-        in this cycle (``CycleState.skip_score_plugins``). In v1.23 a plugin wrote a value
-        that made its Score return 0 for every node, one call per node.
-        """
-        skip_plugins: set[str] = set()
+        (upstream: RunPreScorePlugins)."""
         for pl in self.pre_score_plugins:
             status = pl.pre_score(state, pod, nodes)
-            if status.code == framework.Code.SKIP:
-                skip_plugins.add(pl.name())
-                continue
             if not status.is_success():
                 err = Exception(f'running PreScore plugin "{pl.name()}": {status.as_error()}')
                 return framework.as_status(err)
-        state.skip_score_plugins = frozenset(skip_plugins)
         return framework.Status()
 
     # --- Score ------------------------------------------------------------------------------
@@ -154,7 +144,7 @@ class Framework:
         """Each Score plugin's final score for each node, in three phases (upstream:
         RunScorePlugins):
 
-        1. every plugin scores every node, but those whose PreScore returned Skip;
+        1. every plugin scores every node;
         2. each plugin with ScoreExtensions normalizes its own scores;
         3. each score must be within MIN_NODE_SCORE..MAX_NODE_SCORE, and is multiplied by the
            plugin's weight.
@@ -163,19 +153,10 @@ class Framework:
         parallel over nodes and phases 2 and 3 in parallel over plugins.
         """
         plugin_to_node_scores: dict[str, list[framework.NodeScore]] = {}
-        skip = state.skip_score_plugins
-        plugins = [pl for pl in self.score_plugins if pl.name() not in skip]
-        if not plugins:
-            # Every plugin skipped: nothing to score, and no node's name to read (at 5000
-            # nodes, with no plugin left to score, that read was a fifth of the scheduling
-            # thread, py-spy).
-            return plugin_to_node_scores, framework.Status()
-        # Each node's name is read once, not once per plugin: reading node.metadata.name walks
-        # the node's objects, which at thousands of nodes have left the CPU's cache.
-        names = [node.metadata.name for node in nodes]
-        for pl in plugins:
+        for pl in self.score_plugins:
             scores = []
-            for name in names:
+            for node in nodes:
+                name = node.metadata.name
                 score, status = pl.score(state, pod, name)
                 if not status.is_success():
                     err = Exception(f'plugin "{pl.name()}" failed with: {status.as_error()}')
@@ -183,7 +164,7 @@ class Framework:
                 scores.append(framework.NodeScore(name, score))
             plugin_to_node_scores[pl.name()] = scores
 
-        for pl in plugins:
+        for pl in self.score_plugins:
             extensions = pl.score_extensions()
             if extensions is None:
                 continue
@@ -195,7 +176,7 @@ class Framework:
                 )
 
         low, high = framework.MIN_NODE_SCORE, framework.MAX_NODE_SCORE
-        for pl in plugins:
+        for pl in self.score_plugins:
             weight = self.score_plugin_weight[pl.name()]
             for node_score in plugin_to_node_scores[pl.name()]:
                 if not low <= node_score.score <= high:

@@ -213,8 +213,14 @@ def find_nodes_that_fit_pod(
     diagnosis = framework.Diagnosis()
     feasible_nodes: list[client.V1Node] = []
     for node in nodes:
-        status = fwk.run_filter_plugins(state, pod, node)
-        if status.code == framework.ERROR:
+        statuses = fwk.run_filter_plugins(state, pod, node)
+        if not statuses:
+            # Every Filter passed: upstream's Merge of an empty map is nil, a success. Checked
+            # first, as it is every feasible node, and merging makes a Status.
+            feasible_nodes.append(node)
+            continue
+        status = statuses.merge()
+        if status.code == Code.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
             feasible_nodes.append(node)
@@ -271,19 +277,9 @@ def prioritize_nodes(
                     "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
                 )
 
-    if not scores_map:
-        # Every Score plugin returned Skip at PreScore: every node totals 0 (upstream: each
-        # node's TotalScore stays 0), and select_host picks one of them at random.
-        return [framework.NodeScore(node.metadata.name, 0) for node in nodes]
-
-    # Summarize all scores. Differs from upstream: the names come from the first plugin's list,
-    # in the same order as the nodes; upstream reads nodes[i].Name again. In Python that read
-    # walks each node's objects, which at thousands of nodes have left the CPU's cache: it was
-    # a quarter of the cycle at 5000 nodes (py-spy). And the sums start from the first plugin's
-    # scores, not from 0 (one pass over the nodes less: with one Score plugin, no pass at all).
-    first, *others = scores_map.values()
-    result = [framework.NodeScore(node_score.name, node_score.score) for node_score in first]
-    for node_score_list in others:
+    # Summarize all scores.
+    result = [framework.NodeScore(node.metadata.name, 0) for node in nodes]
+    for node_score_list in scores_map.values():
         for total, node_score in zip(result, node_score_list, strict=True):
             total.score += node_score.score
     return result

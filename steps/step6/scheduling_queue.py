@@ -93,9 +93,6 @@ class Heap(Generic[T]):
         self._key = key
         self._less = less
         self._items: list[T] = []
-        # Each item's key, at the item's position (upstream keeps only these in its queue):
-        # moving an item moves its key, so the heap never calls ``key`` while it sifts.
-        self._queue: list[str] = []
         self._index: dict[str, int] = {}  # key -> position in _items
 
     def __len__(self) -> int:
@@ -110,7 +107,6 @@ class Heap(Generic[T]):
             self._fix(i)
             return
         self._items.append(item)
-        self._queue.append(key)
         self._index[key] = len(self._items) - 1
         self._up(len(self._items) - 1)
 
@@ -128,7 +124,6 @@ class Heap(Generic[T]):
         last = len(self._items) - 1
         self._swap(i, last)
         item = self._items.pop()
-        self._queue.pop()
         del self._index[key]
         if i < last:
             self._fix(i)
@@ -138,7 +133,7 @@ class Heap(Generic[T]):
         return self._items[0] if self._items else None
 
     def pop(self) -> T | None:
-        return self.delete(self._queue[0]) if self._items else None
+        return self.delete(self._key(self._items[0])) if self._items else None
 
     def list(self) -> list[T]:
         return list(self._items)
@@ -171,11 +166,10 @@ class Heap(Generic[T]):
             i = smallest
 
     def _swap(self, i: int, j: int) -> None:
-        items, queue = self._items, self._queue
+        items = self._items
         items[i], items[j] = items[j], items[i]
-        queue[i], queue[j] = queue[j], queue[i]
-        self._index[queue[i]] = i
-        self._index[queue[j]] = j
+        self._index[self._key(items[i])] = i
+        self._index[self._key(items[j])] = j
 
 
 # --- the queue ---------------------------------------------------------------------------------

@@ -312,8 +312,7 @@ class Cache:
                     snapshot.node_info_map[name] = clone
                 else:
                     # Keep the object: the snapshot's list holds it (upstream: *existing = *clone).
-                    for attr in NodeInfo.__slots__:
-                        setattr(existing, attr, getattr(clone, attr))
+                    vars(existing).update(vars(clone))
             if self._nodes:
                 snapshot.generation = next(iter(self._nodes.values())).generation
 

@@ -46,7 +46,6 @@ def default_plugins() -> Plugins:
             EnabledPlugin(noderesources.NAME),
         ],
         pre_score=[
-            EnabledPlugin(noderesources.NAME),
             EnabledPlugin(nodenumber.NAME),
         ],
         score=[

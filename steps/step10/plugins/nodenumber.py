@@ -21,7 +21,6 @@ from ..cycle_state import CycleState, NotFoundError
 from ..framework import (
     GVK,
     MAX_NODE_SCORE,
-    SUCCESS_STATUS,
     ActionType,
     ClusterEvent,
     Code,
@@ -46,9 +45,9 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 @dataclass(frozen=True)
 class PreScoreState:
-    """The pod's digit, computed once per cycle."""
+    """The pod's digit, computed once per cycle; None when its name does not end in one."""
 
-    pod_suffix_number: int
+    pod_suffix_number: int | None
 
     def clone(self) -> PreScoreState:
         return self  # immutable: sharing it is a copy
@@ -80,18 +79,14 @@ class NodeNumber:
     ) -> Status:
         """Parse the pod's digit once, for every node's Score.
 
-        A pod whose name ends in no digit scores 0 on every node: Skip, and the framework
-        runs no Score of this plugin for it (upstream plugins do so since v1.27, e.g.
-        PodTopologySpread for a pod without spread constraints). The Go original wrote
-        nothing for such pods and returned Success, and their Score then failed.
+        The state is written even when the name has no digit (as None), so Score can tell "no
+        digit: score 0" from "PreScore did not run: error". The Go original wrote nothing for
+        such pods, and their Score then failed. Upstream v1.23 has no Skip for PreScore (it
+        came later), so writing the state is how an upstream plugin of that time does it.
         """
-        key = meta_namespace_key(pod)
-        digit = last_digit(pod.metadata.name)
-        if digit is None:
-            self.handle.recorder.record("prescore", pod=key, plugin=NAME, skip=True)
-            return Status(Code.SKIP)
-        data = PreScoreState(digit)
+        data = PreScoreState(last_digit(pod.metadata.name))
         state.write(PRE_SCORE_STATE_KEY, data)
+        key = meta_namespace_key(pod)
         self.handle.recorder.record(
             "prescore", pod=key, plugin=NAME, key=PRE_SCORE_STATE_KEY, data=data
         )
@@ -115,10 +110,12 @@ class NodeNumber:
         if not isinstance(data, PreScoreState):
             return 0, as_status(Exception(f"{data!r} convert to nodenumber.PreScoreState error"))
         pod_number = data.pod_suffix_number
+        if pod_number is None:
+            return 0, Status()
         node_number = last_digit(node_name)
         if node_number is None:
-            return 0, SUCCESS_STATUS
-        return (MATCH_SCORE if pod_number == node_number else 0), SUCCESS_STATUS
+            return 0, Status()
+        return (MATCH_SCORE if pod_number == node_number else 0), Status()
 
     def score_extensions(self) -> NodeNumber:
         return self

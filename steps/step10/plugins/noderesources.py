@@ -9,15 +9,9 @@ cpu and memory weighing 1 each).
 - PreFilter computes the pod's request once per cycle and writes it into the CycleState.
 - Filter compares it with what the node has left: allocatable minus the requests of the pods
   the NodeInfo holds, bound or assumed.
-- PreScore computes the pod's request with the non-zero defaults once per cycle, for Score.
 - Score gives the node ``(allocatable - requested) * 100 / allocatable`` per resource, where
   requested counts the node's pods and this one with the non-zero defaults, and averages them
   by weight.
-
-Differs from v1.23: there Score computes the pod's non-zero request again for every node
-(calculatePodResourceRequest), which costs Go little but is most of a Python cycle (each
-quantity is parsed from its string): PreScore computes it once, as later releases do
-(preScoreState, preScoreStateKey); Score computes it itself if PreScore did not run, as they do.
 
 Not implemented: extended resources (and the ignoredResources args), the MostAllocated and
 RequestedToCapacityRatio strategies.
@@ -28,13 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes.client import V1Node, V1Pod
+from kubernetes.client import V1Pod
 
 from ..cycle_state import CycleState, NotFoundError
 from ..framework import (
     GVK,
     MAX_NODE_SCORE,
-    SUCCESS_STATUS,
     ActionType,
     ClusterEvent,
     Code,
@@ -51,10 +44,6 @@ NAME = "NodeResourcesFit"
 # The CycleState key of the pod's request (upstream: preFilterStateKey).
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 
-# The CycleState key of the pod's non-zero request, for Score (upstream, after v1.23:
-# preScoreStateKey).
-PRE_SCORE_STATE_KEY = "PreScore" + NAME
-
 # The resources Score weighs, and their weights (upstream: defaultResourceSpec).
 DEFAULT_RESOURCE_SPEC: dict[str, int] = {
     "cpu": 1,
@@ -69,17 +58,6 @@ class PreFilterState:
     resource: Resource
 
     def clone(self) -> PreFilterState:
-        return self  # never changed once written: sharing it is a copy
-
-
-@dataclass(frozen=True)
-class PreScoreState:
-    """The pod's request in each resource Score weighs, with the non-zero defaults, as PreScore
-    computed it (upstream, after v1.23: preScoreState.podRequests)."""
-
-    pod_requests: dict[str, int]
-
-    def clone(self) -> PreScoreState:
         return self  # never changed once written: sharing it is a copy
 
 
@@ -162,25 +140,23 @@ def fits_request(pod_request: Resource, node_info: NodeInfo) -> list[Insufficien
     return insufficient
 
 
-def calculate_pod_resource_request_list(pod: V1Pod, resources: dict[str, int]) -> dict[str, int]:
-    """The pod's request in each of ``resources``, with the non-zero defaults (upstream,
-    after v1.23: calculatePodResourceRequestList; v1.23 computes it in
-    calculateResourceAllocatableRequest, per node).
+def calculate_pod_resource_request(pod: V1Pod, resource: str) -> int:
+    """The pod's request in the resource, with the non-zero defaults (upstream:
+    calculatePodResourceRequest).
 
     Simplified: the non-zero requests come from the NodeInfo's own arithmetic
-    (calculate_resource); upstream computes the same numbers again per resource
-    (calculatePodResourceRequest).
+    (calculate_resource); upstream computes the same numbers again per resource.
     """
     _, non0_cpu, non0_mem = calculate_resource(pod)
-    return {resource: non0_cpu if resource == "cpu" else non0_mem for resource in resources}
+    return non0_cpu if resource == "cpu" else non0_mem
 
 
 def calculate_resource_allocatable_request(
-    node_info: NodeInfo, pod_request: int, resource: str
+    node_info: NodeInfo, pod: V1Pod, resource: str
 ) -> tuple[int, int]:
     """What the node offers of the resource, and what it would hold with the pod on it, both
-    counted with the non-zero defaults (upstream: calculateResourceAllocatableRequest, which
-    after v1.23 is given the pod's request, as here)."""
+    counted with the non-zero defaults (upstream: calculateResourceAllocatableRequest)."""
+    pod_request = calculate_pod_resource_request(pod, resource)
     if resource == "cpu":
         return node_info.allocatable.milli_cpu, node_info.non_zero_requested.milli_cpu + pod_request
     return node_info.allocatable.memory, node_info.non_zero_requested.memory + pod_request
@@ -264,20 +240,6 @@ class Fit:
         if insufficient:
             # Every reason is kept: the FitError counts each of them.
             return Status(Code.UNSCHEDULABLE, [r.reason for r in insufficient])
-        return SUCCESS_STATUS
-
-    # --- PreScore -----------------------------------------------------------------------------
-
-    def pre_score(
-        self,
-        state: CycleState,
-        pod: V1Pod,
-        nodes: list[V1Node],
-    ) -> Status:
-        """Compute the pod's non-zero request once, for every node's Score (upstream, after
-        v1.23: Fit.PreScore)."""
-        pod_requests = calculate_pod_resource_request_list(pod, self.resource_to_weight)
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(pod_requests))
         return Status()
 
     # --- Score --------------------------------------------------------------------------------
@@ -294,27 +256,14 @@ class Fit:
             return 0, as_status(Exception(f'getting node "{node_name}" from Snapshot: {e}'))
         if node_info.node() is None:
             return 0, Status(Code.ERROR, ["node not found"])
-        try:
-            data = state.read(PRE_SCORE_STATE_KEY)
-        except NotFoundError:
-            data = None
-        if isinstance(data, PreScoreState):
-            pod_requests = data.pod_requests
-        else:
-            # PreScore did not run (upstream: the same fallback, for a profile without it).
-            pod_requests = calculate_pod_resource_request_list(pod, self.resource_to_weight)
         requested: dict[str, int] = {}
         allocatable: dict[str, int] = {}
         for resource in self.resource_to_weight:
-            alloc, req = calculate_resource_allocatable_request(
-                node_info, pod_requests[resource], resource
-            )
+            alloc, req = calculate_resource_allocatable_request(node_info, pod, resource)
             # A resource the node does not offer is left out of the mean.
             if alloc != 0:
                 allocatable[resource], requested[resource] = alloc, req
-        return least_resource_scorer(
-            self.resource_to_weight, requested, allocatable
-        ), SUCCESS_STATUS
+        return least_resource_scorer(self.resource_to_weight, requested, allocatable), Status()
 
     def score_extensions(self) -> None:
         """None: the scores are already 0..100."""

@@ -14,16 +14,7 @@ from typing import Any
 from kubernetes.client import V1Pod, V1Taint, V1Toleration
 
 from ..cycle_state import CycleState
-from ..framework import (
-    GVK,
-    SUCCESS_STATUS,
-    ActionType,
-    ClusterEvent,
-    Code,
-    Handle,
-    NodeInfo,
-    Status,
-)
+from ..framework import GVK, ActionType, ClusterEvent, Code, Handle, NodeInfo, Status
 
 NAME = "NodeUnschedulable"
 
@@ -57,11 +48,11 @@ class NodeUnschedulable:
         if node is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNKNOWN_CONDITION])
         if not (node.spec and node.spec.unschedulable):
-            return SUCCESS_STATUS
+            return Status()
         # A pod that tolerates the unschedulable taint also tolerates spec.unschedulable.
         taint = V1Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
         if tolerations_tolerate_taint(pod.spec.tolerations or [], taint):
-            return SUCCESS_STATUS
+            return Status()
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
 
 

@@ -51,7 +51,6 @@ def default_plugins() -> Plugins:
             EnabledPlugin(defaultpreemption.NAME),
         ],
         pre_score=[
-            EnabledPlugin(noderesources.NAME),
             EnabledPlugin(nodenumber.NAME),
         ],
         score=[

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes.client import V1Pod
 
-from ..framework import MAX_NODE_SCORE, SUCCESS_STATUS, Handle, NodeScore, Status
+from ..framework import MAX_NODE_SCORE, Handle, NodeScore, Status
 from .helper import default_normalize_score
 
 NAME = "NodeNumber"
@@ -42,11 +42,11 @@ class NodeNumber:
     ) -> tuple[int, Status]:
         pod_number = last_digit(pod.metadata.name)
         if pod_number is None:
-            return 0, SUCCESS_STATUS
+            return 0, Status()
         node_number = last_digit(node_name)
         if node_number is None:
-            return 0, SUCCESS_STATUS
-        return (MATCH_SCORE if pod_number == node_number else 0), SUCCESS_STATUS
+            return 0, Status()
+        return (MATCH_SCORE if pod_number == node_number else 0), Status()
 
     def score_extensions(self) -> NodeNumber:
         return self

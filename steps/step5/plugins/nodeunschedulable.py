@@ -14,7 +14,7 @@ from typing import Any
 from kubernetes.client import V1Node, V1Pod, V1Taint, V1Toleration
 
 from ..cycle_state import CycleState
-from ..framework import SUCCESS_STATUS, Code, Handle, Status
+from ..framework import Code, Handle, Status
 
 NAME = "NodeUnschedulable"
 
@@ -40,11 +40,11 @@ class NodeUnschedulable:
         if node is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNKNOWN_CONDITION])
         if not (node.spec and node.spec.unschedulable):
-            return SUCCESS_STATUS
+            return Status()
         # A pod that tolerates the unschedulable taint also tolerates spec.unschedulable.
         taint = V1Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
         if tolerations_tolerate_taint(pod.spec.tolerations or [], taint):
-            return SUCCESS_STATUS
+            return Status()
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
 
 

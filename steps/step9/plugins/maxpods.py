@@ -23,16 +23,7 @@ from kubernetes.client import V1Pod
 from minisched.informer import meta_namespace_key
 
 from ..cycle_state import CycleState
-from ..framework import (
-    GVK,
-    SUCCESS_STATUS,
-    ActionType,
-    ClusterEvent,
-    Code,
-    Handle,
-    NodeInfo,
-    Status,
-)
+from ..framework import GVK, ActionType, ClusterEvent, Code, Handle, NodeInfo, Status
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +63,7 @@ class MaxPods:
     ) -> Status:
         if len(node_info.pods) + 1 > node_info.allocatable.allowed_pod_number:
             return Status(Code.UNSCHEDULABLE, [ERR_REASON_TOO_MANY_PODS])
-        return SUCCESS_STATUS
+        return Status()
 
     # --- Reserve, Unreserve, PostBind ---------------------------------------------------------
 
