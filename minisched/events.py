@@ -10,10 +10,13 @@ broadcaster's channel and its goroutine). When the buffer is full the event is d
 client-go's broadcaster drops it, with a log line. ``flush`` waits until what was recorded so
 far has been posted: tests use it instead of sleeping.
 
-The body is a plain dict, posted through ``minisched.rest`` rather than the official client's
-typed call, and the response is not decoded: the thread shares the GIL with the scheduling
-thread, so every microsecond it spends validating arguments and building client models is
-taken from scheduling (profile: ``nox -s bench -- --profile DIR``).
+Each event goes through the official client's ``create_namespaced_event``. Its body is a plain
+dict, the JSON the API server stores, rather than a ``CoreV1Event``: the client validates the
+argument into that model anyway (pydantic), so building the model here would add nothing. The
+answer is not decoded (``_preload_content=False``): only its body is read, which hands the
+connection back to urllib3's pool. The thread shares the GIL with the scheduling thread, so
+the CPU it spends on an event is taken from scheduling (profile: ``nox -s bench -- --profile
+DIR``).
 
 Not implemented: the EventCorrelator (client-go's aggregation of similar events into one with a
 count, and its per-object spam filter). A pod retried many times gets one FailedScheduling
@@ -29,11 +32,8 @@ import logging
 import queue
 import threading
 from typing import Any
-from urllib.parse import quote
 
 from kubernetes import client
-
-from .rest import RESTClient
 
 log = logging.getLogger(__name__)
 
@@ -55,17 +55,6 @@ def _timestamp(now: datetime.datetime) -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class EventSink:
-    """Where the events go: ``create_namespaced_event`` of the core/v1 API, sent as JSON
-    (client-go: the broadcaster's sink, ``EventSinkImpl``, over the REST client)."""
-
-    def __init__(self, api_client: client.ApiClient) -> None:
-        self.rest = RESTClient(api_client)
-
-    def create_namespaced_event(self, namespace: str, body: dict[str, Any]) -> None:
-        self.rest.post(f"/api/v1/namespaces/{quote(namespace)}/events", body)
-
-
 class EventRecorder:
     """Posts core/v1 Events in the background; ``eventf`` never blocks.
 
@@ -75,7 +64,8 @@ class EventRecorder:
     """
 
     def __init__(self, api_client: client.ApiClient, component: str = "minisched") -> None:
-        self.core = EventSink(api_client)
+        # client-go: the broadcaster's sink, EventSinkImpl, over the typed core/v1 client.
+        self.core = client.CoreV1Api(api_client)
         self.component = component
         self._events: queue.Queue[dict[str, Any] | None] = queue.Queue(BUFFER)
         self._thread: threading.Thread | None = None
@@ -161,7 +151,10 @@ class EventRecorder:
                     return
             namespace = event["metadata"]["namespace"]
             try:
-                self.core.create_namespaced_event(namespace, event)
+                response = self.core.create_namespaced_event(
+                    namespace, event, _preload_content=False
+                )
+                _ = response.data  # read to the end: the connection goes back to the pool
             except Exception as e:  # the namespace is gone, the server is down: drop it
                 log.debug("could not post event %s: %s", event["reason"], e)
             with self._lock:

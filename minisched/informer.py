@@ -28,7 +28,6 @@ the ``namespace/name`` key.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import random
@@ -54,15 +53,6 @@ T = TypeVar("T")
 INITIAL_BACKOFF = 0.8
 MAX_BACKOFF = 30.0
 MIN_WATCH_TIMEOUT = 300
-
-# Not in client-go (Go's collector does not scan the heap the way CPython's full collections
-# do): after a list of at least this many objects, the process's objects are moved out of the
-# garbage collector's sight (gc.freeze). The cache lives as long as the process, and otherwise
-# every full collection, triggered by each scheduling cycle's short-lived objects, walks all of
-# it. Measured with nox -s bench (step 3, 5000 nodes x 1000 pods): 40 -> 24 ms per pod. Frozen
-# objects are still freed when their last reference goes; smaller caches (scenarios, tests)
-# are left alone.
-FREEZE_LIST_SIZE = 1000
 
 # While the API server stays unreachable, the outage warning is repeated this often (seconds).
 OUTAGE_REMINDER = 60.0
@@ -359,9 +349,6 @@ class Informer(Generic[T]):
         for key, gone in old.items():
             if key not in items:
                 self._notify("delete", DeletedFinalStateUnknown(key, gone))
-        if len(items) >= FREEZE_LIST_SIZE:
-            gc.collect()  # garbage frozen now would never be collected
-            gc.freeze()
         self._synced.set()
 
     def _watch(self) -> bool:

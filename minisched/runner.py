@@ -91,9 +91,44 @@ def setup_logging(verbose: int) -> None:
 GC_THRESHOLD = (50_000, 10, 10)
 
 
+# Differs from upstream as well: once the scheduler's informers have made their first lists,
+# if their caches hold at least this many objects, every object of the process is moved out of
+# the collector's sight (gc.freeze): the cache lives as long as the process, and otherwise every
+# full collection walks all of it. Measured with nox -s bench (step 3, 5000 nodes x 1000 pods,
+# before GC_THRESHOLD): 40 -> 24 ms per pod. Frozen objects are still freed when their last
+# reference goes; small caches (scenarios, tests) are left alone. Simplified: once, after the
+# first lists; the objects of a later relist (410 Gone, a server restart) stay in sight.
+FREEZE_CACHE_SIZE = 1000
+
+
 def configure_gc() -> None:
     """Collect the young generation less often, for a process that runs a scheduler."""
     gc.set_threshold(*GC_THRESHOLD)
+
+
+def freeze_cache_once_listed(scheduler: Any, thread: threading.Thread) -> threading.Thread:
+    """Start a thread that waits for the first lists of the scheduler's informers (while
+    ``thread``, the scheduler's, runs), then freezes a large cache (``freeze_cache``)."""
+    freezer = threading.Thread(
+        target=freeze_cache, args=(scheduler, thread), name="gc-freeze", daemon=True
+    )
+    freezer.start()
+    return freezer
+
+
+def freeze_cache(scheduler: Any, thread: threading.Thread) -> bool:
+    """Once the informers have listed, freeze the process's objects if the cache holds at least
+    ``FREEZE_CACHE_SIZE``; whether it did. Gives up when ``thread`` ends first."""
+    informers = (scheduler.pod_informer, scheduler.node_informer)
+    for informer in informers:
+        while not informer.wait_for_cache_sync(0.5):
+            if not thread.is_alive():
+                return False
+    if sum(len(informer.store.list_keys()) for informer in informers) < FREEZE_CACHE_SIZE:
+        return False
+    gc.collect()  # garbage frozen now would never be collected
+    gc.freeze()
+    return True
 
 
 def new_scheduler(
@@ -287,6 +322,7 @@ def run_step(
         thread = threading.Thread(target=scheduler.run, name="scheduler", daemon=True)
         with report:
             thread.start()
+            freeze_cache_once_listed(scheduler, thread)
             scenario = Scenario(
                 c.api_client,
                 step.slug,
@@ -499,6 +535,7 @@ def _run_scheduler_alone(
             report.console.print(f"the live page: {page.start()}", highlight=False)
         thread = threading.Thread(target=scheduler.run, name="scheduler", daemon=True)
         thread.start()
+        freeze_cache_once_listed(scheduler, thread)
         try:
             while thread.is_alive() and not stop.wait(0.5):
                 pass

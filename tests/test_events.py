@@ -110,3 +110,34 @@ def test_stop_ends_the_thread_after_its_current_post_and_drops_the_rest() -> Non
     thread.join(10)
     assert not thread.is_alive()
     assert [e["message"] for e in core.posted] == ["event 0"]
+
+
+def _connections(api_client: client.ApiClient) -> int:
+    """How many connections the client's urllib3 pools have opened so far."""
+    pools = api_client.rest_client.pool_manager.pools
+    return sum(pools[key].num_connections for key in pools.keys())
+
+
+def test_events_go_through_the_official_client_on_one_kept_alive_connection(
+    api_client: client.ApiClient,
+) -> None:
+    """Each answer is read to its end, so its connection goes back to urllib3's pool for the
+    next event; one the server refuses (its namespace does not exist) is dropped, and the
+    thread goes on with the next."""
+    pod = _pod(api_client, "events-pool")
+    gone = SimpleNamespace(
+        metadata=SimpleNamespace(
+            name="pod1", namespace="events-no-such-namespace", uid="u", resource_version="1"
+        )
+    )
+    recorder = EventRecorder(api_client)
+    try:
+        recorder.eventf(gone, "Normal", "Scheduled", "Binding", "refused")
+        for i in range(5):
+            recorder.eventf(pod, "Normal", "Scheduled", "Binding", f"event {i}")
+        assert recorder.flush(10)
+        posted = client.CoreV1Api(api_client).list_namespaced_event("events-pool").items
+        assert sorted(e.message for e in posted) == [f"event {i}" for i in range(5)]
+        assert _connections(api_client) == 1
+    finally:
+        recorder.stop()

@@ -3,6 +3,7 @@ reconnect after the server restarts, filtering handlers."""
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import threading
@@ -25,6 +26,7 @@ from minisched.informer import (
     ResourceEventHandler,
     decode,
 )
+from minisched.runner import FREEZE_CACHE_SIZE
 
 TIMEOUT = 10.0
 
@@ -143,6 +145,22 @@ def test_listed_and_watched_objects_enter_the_cache_without_managed_fields() -> 
         assert cached.metadata.name == name
         assert cached.spec.unschedulable is True
         assert cached.metadata.managed_fields is None
+
+
+def test_a_large_list_leaves_the_collector_to_the_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Freezing a large cache out of the collector's sight is the process's policy, the runner's
+    (tests/test_gc.py), not something an informer does after its list."""
+    froze: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: froze.append(True))
+    size = 2 * FREEZE_CACHE_SIZE
+    items = [{"kind": "Node", "metadata": {"name": f"n{i}"}} for i in range(size)]
+    listed = {"items": items, "metadata": {"resourceVersion": "1"}}
+    inf: Informer = Informer(
+        lambda **kw: SimpleNamespace(data=json.dumps(listed).encode()), client.V1Node
+    )
+    inf._list()
+    assert len(inf.store.list_keys()) == size
+    assert froze == []
 
 
 def test_decode_reads_the_api_names_as_from_dict_does() -> None:
