@@ -17,8 +17,8 @@ import nox
 
 ROOT = Path(__file__).parent
 # Bytecode of everything a session runs goes here, not into a __pycache__ beside each source:
-# otherwise one run of the steps fills steps/*/__pycache__ and `diff -ru steps/step4
-# steps/step5` prints "Binary files ... differ" and "Only in ..." lines. A prefix rather than
+# otherwise one run of the steps fills steps/*/__pycache__ and `diff -ruN steps/step4
+# steps/step5` prints "Binary files ... differ" lines. A prefix rather than
 # PYTHONDONTWRITEBYTECODE keeps a cache (the kubernetes client is some 2000 modules, which uv
 # installs without bytecode: every subprocess the tests start would compile them again); pytest
 # writes its rewritten test modules there too; and every subprocess inherits the variable.

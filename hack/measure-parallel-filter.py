@@ -8,7 +8,8 @@ with no API server (docs/step12-sampling.md quotes its output):
 - every node, one after the other (what step 11 does);
 - every node, on a ThreadPoolExecutor of 16 threads, in upstream's chunks (parallelize.Until:
   chunks of min(sqrt(n), n/16 + 1) nodes);
-- step 12's search: from the start index until numFeasibleNodesToFind nodes fit;
+- step 12's search (find_nodes_that_fit_pod, its PreFilter included): from the start index
+  until numFeasibleNodesToFind nodes fit;
 - and a whole cycle (snapshot, PreFilter, Filter, PreScore, Score, select_host) of step 11
   (the step before) and of step 12.
 
@@ -136,8 +137,7 @@ def main() -> int:
         list(pool.map(run, chunks))
 
     def sampled() -> None:
-        diagnosis = step_module(12, "framework").Diagnosis()
-        one.find_nodes_that_pass_filters(sched, fwk, state, p, diagnosis, nodes)
+        one.find_nodes_that_fit_pod(sched, fwk, cycle_state.CycleState(), p, nodes)
 
     to_find = one.num_feasible_nodes_to_find(0, len(nodes))
     names = [

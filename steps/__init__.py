@@ -1,4 +1,5 @@
 """The steps: one complete, runnable scheduler per package, each adding one feature.
 
-Steps never import each other; ``diff -ru steps/stepN-1 steps/stepN`` shows one feature.
+Steps never import each other; ``diff -ruN -x __pycache__ steps/stepN-1 steps/stepN`` shows
+one feature.
 """

@@ -69,6 +69,94 @@ def test_steps_never_import_rich() -> None:
     ] == []
 
 
+# --- Steps 1-12 teach v1.23, not speed (issue 28) --------------------------------------------
+
+# Words of profiling and benchmarking, which belong in the bench and the chapters, not in a
+# step's code or comments. "profile" alone is a scheduler word (a scheduling profile), and
+# "pods/status" an API path: neither is matched.
+SPEED_VOCABULARY = (
+    r"py-spy",
+    r"cachegrind",
+    r"callgrind",
+    r"perf stat",
+    r"\binstructions\b",
+    r"[µμ]s\b",  # microseconds, micro sign or Greek mu
+    r"\bpods/s\b",
+    r"\bCPU(?:'s)? cache",
+    r"\bprofil(?:er|ers|ed|ing)\b",
+    r"\bin-process\b",
+    r"\bms of CPU\b",
+)
+SPEED_WORDS = re.compile("|".join(SPEED_VOCABULARY), re.IGNORECASE)
+
+# A step differs from v1.23 to be faithful or to be readable, never to be faster: a
+# "Differs from" mark whose sentence gives speed as its reason has no place in a step.
+DIFFERS_MARK = re.compile(r"Differs from (?:upstream|v1\.23)")
+SPEED_REASONS = re.compile(r"\bfaster\b|\bcheaper\b|\bcosts\b|\bcost of\b|\bslots\b", re.I)
+
+
+def _differs_sentence(lines: list[str], start: int) -> str:
+    """The sentence that begins at the mark on ``lines[start]``: up to its full stop, across
+    the following lines of the same comment, or of the same docstring paragraph."""
+    first = lines[start]
+    mark = DIFFERS_MARK.search(first)
+    assert mark is not None
+    words = [first[mark.start() :]]
+    comment = "#" in first[: mark.start()]
+    for line in lines[start + 1 :]:
+        text = line.strip()
+        if comment != text.startswith("#"):
+            break
+        text = text.lstrip("#").strip()
+        if not text or text.startswith(('"""', "'''")):
+            break
+        words.append(text)
+    return re.split(r"\.(?=\s|$)|\"\"\"|'''", " ".join(words), maxsplit=1)[0]
+
+
+def speed_hits(path: Path) -> list[str]:
+    """Each line of ``path`` with profiler vocabulary or a speed-only Differs mark, as
+    ``path:line: text``."""
+    hits = []
+    lines = path.read_text().splitlines()
+    for n, line in enumerate(lines, 1):
+        where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{n}"
+        if SPEED_WORDS.search(line):
+            hits.append(f"{where}: {line.strip()}")
+        elif DIFFERS_MARK.search(line) and SPEED_REASONS.search(_differs_sentence(lines, n - 1)):
+            hits.append(f"{where}: {line.strip()} [Differs mark justified by speed]")
+    return hits
+
+
+def test_speed_hits_finds_what_it_must_and_nothing_else(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "# Measured with py-spy: 2 µs per node, 900 pods/s, profiled in-process.\n"
+        "x = 1  # fits in the CPU's cache; 12 ms of CPU; 3000 instructions\n"
+        '"""Differs from v1.23: Score reads the request that\n'
+        "PreScore computed, which is cheaper. Upstream computes it again.\n"
+        '"""\n'
+        "# Differs from upstream: a Status is a dataclass with slots.\n"
+    )
+    assert [hit.split(":")[1] for hit in speed_hits(bad)] == ["1", "2", "3", "6"]
+    good = tmp_path / "good.py"
+    good.write_text(
+        "# The scheduling profile of the pod; PATCH pods/status; a profile's plugins.\n"
+        "for attr in NodeInfo.__slots__:\n"
+        "    pass\n"
+        "# Differs from upstream: kube-scheduler exits here. Exiting costs the cluster its\n"
+        "# scheduler: the cache's own copy is removed instead.\n"
+    )
+    assert speed_hits(good) == []
+
+
+def test_steps_carry_no_profiler_vocabulary_nor_speed_only_differences() -> None:
+    """Steps 1-12 teach kube-scheduler v1.23 and nothing else (issue 28): measurements and
+    the tools that made them are the bench's and the chapters' business."""
+    sources = sorted((ROOT / "steps").rglob("*.py"))
+    assert [hit for path in sources for hit in speed_hits(path)] == []
+
+
 # The files a step drops on purpose: step 10's NodeResourcesFit replaces the teaching plugin
 # MaxPods (upstream has none), as its chapter says.
 DROPPED = {
@@ -139,7 +227,7 @@ def test_what_nox_runs_keeps_bytecode_where_the_machine_says_not_to(tmp_path: Pa
 
 def test_what_nox_runs_writes_no_bytecode_into_steps(tmp_path: Path) -> None:
     """A step imported with the environment nox gives every session leaves no __pycache__ in
-    steps/, so `diff -ru steps/step4 steps/step5` stays clean after `nox -s step4`. The steps
+    steps/, so `diff -ruN steps/step4 steps/step5` stays clean after `nox -s step4`. The steps
     and the runtime are copied, so a failure leaves the real tree clean."""
     for name in ("steps", "minisched"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
