@@ -127,13 +127,7 @@ def find_nodes_that_fit_pod(
     diagnosis = framework.Diagnosis()
     feasible_nodes: list[client.V1Node] = []
     for node in nodes:
-        statuses = fwk.run_filter_plugins(pod, node)
-        if not statuses:
-            # Every Filter passed: upstream's Merge of an empty map is nil, a success. Checked
-            # first, as it is every feasible node, and merging makes a Status.
-            feasible_nodes.append(node)
-            continue
-        status = statuses.merge()
+        status = fwk.run_filter_plugins(pod, node).merge()
         if status.code == Code.ERROR:
             raise status.as_error() or Exception(status.message())
         if status.is_success():
