@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import random
@@ -208,3 +209,18 @@ def add_pods(sched: Any, *pods: client.V1Pod) -> None:
     """Put pods in the scheduler's pod informer cache, where its error func looks them up."""
     for pod in pods:
         sched.pod_informer.store._set(meta_namespace_key(pod), pod)
+
+
+def scheduler_alone_args(kubeconfig: str) -> argparse.Namespace:
+    """The command line of ``python -m steps.stepN --kubeconfig PATH``, for
+    ``runner._run_scheduler_alone`` (seed 1, quiet, no web page)."""
+    return argparse.Namespace(
+        kubeconfig=kubeconfig,
+        context=None,
+        embedded=False,
+        seed=1,
+        verbose=0,
+        node_selector=None,
+        web=False,
+        web_port=None,
+    )

@@ -3,7 +3,6 @@ generation's threshold, and the freeze of a large cache once the informers have 
 
 from __future__ import annotations
 
-import argparse
 import gc
 import io
 import threading
@@ -16,6 +15,7 @@ from rich.console import Console
 from minisched import runner
 from minisched.cluster import EmbeddedServer
 from minisched.report import Report
+from tests.fakes import scheduler_alone_args
 
 
 def test_the_scheduler_alone_and_a_step_run_collect_the_young_generation_less_often(
@@ -97,16 +97,7 @@ def test_the_scheduler_alone_and_a_step_run_freeze_a_large_cache(
     quiet = Report(Console(file=io.StringIO(), width=120), live=False)
     monkeypatch.setattr(runner, "Report", lambda *args, **kwargs: quiet)
 
-    args = argparse.Namespace(
-        kubeconfig=apiserver.kubeconfig,
-        context=None,
-        embedded=False,
-        seed=1,
-        verbose=0,
-        node_selector=None,
-        web=False,
-        web_port=None,
-    )
+    args = scheduler_alone_args(apiserver.kubeconfig)
     stop = threading.Event()
     alone = threading.Thread(target=runner._run_scheduler_alone, args=(1, args, stop))
     alone.start()

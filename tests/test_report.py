@@ -7,7 +7,6 @@ many pods go through it.
 
 from __future__ import annotations
 
-import argparse
 import io
 import threading
 from typing import Any
@@ -19,6 +18,7 @@ from rich.console import Console
 from minisched import runner
 from minisched.cluster import EmbeddedServer
 from minisched.report import PIPE_WIDTH, NodeResources, Report, new_console
+from tests.fakes import scheduler_alone_args
 
 
 def console(terminal: bool) -> tuple[Console, io.StringIO]:
@@ -247,16 +247,7 @@ def test_the_scheduler_alone_holds_nothing_for_hundreds_of_bound_pods(
     bound = threading.Semaphore(0)
     report.subscribe(lambda event, fields, line: event == "bound" and bound.release())
     monkeypatch.setattr(runner, "Report", lambda *args, **kwargs: report)
-    args = argparse.Namespace(
-        kubeconfig=fresh_apiserver.kubeconfig,
-        context=None,
-        embedded=False,
-        seed=1,
-        verbose=0,
-        node_selector=None,
-        web=False,
-        web_port=None,
-    )
+    args = scheduler_alone_args(fresh_apiserver.kubeconfig)
     stop = threading.Event()
     scheduler = threading.Thread(target=runner._run_scheduler_alone, args=(8, args, stop))
     scheduler.start()
