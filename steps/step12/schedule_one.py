@@ -516,7 +516,7 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
             cnt_of_max_score = 1
         elif ns.score == max_score:
             cnt_of_max_score += 1
-            # Go's rand.Intn: the number randrange would draw, in one call (minisched/rand.py).
+            # Go's rand.Intn(cntOfMaxScore), on the seeded rng (minisched/rand.py).
             if intn(sched.rng, cnt_of_max_score) == 0:
                 # Replace the candidate with probability 1/cnt_of_max_score.
                 selected = ns.name
