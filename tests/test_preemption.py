@@ -270,7 +270,9 @@ def test_no_candidate_is_a_fit_error_and_nothing_is_evicted(step: int) -> None:
     sched.framework.run_pre_filter_plugins(state, preemptor)
     m = {"n": fw.Status(fw.Code.UNSCHEDULABLE, ["Insufficient cpu"])}
     result, status = sched.framework.run_post_filter_plugins(state, preemptor, m)
-    assert result is None and status.code == fw.Code.UNSCHEDULABLE
+    # v1.23's Preempt: NewPostFilterResultWithNominatedNode(""), which clears a nomination.
+    assert result.nominating_info == fw.NominatingInfo("", fw.NominatingMode.OVERRIDE)
+    assert status.code == fw.Code.UNSCHEDULABLE
     assert "0/1 nodes are available: 1 No victims found on node n for preemptor pod p." in (
         status.message()
     )
@@ -288,6 +290,25 @@ def test_a_failed_cycle_writes_the_nomination_to_the_pod_and_the_nominator(step:
     assert any(body["status"].get("nominatedNodeName") == "n" for _, _, body in patches), patches
     nominated = sched.scheduling_queue.pod_nominator.nominated_pods_for_node("n")
     assert [p.metadata.name for p in nominated] == ["p"]
+
+
+@step_param
+def test_a_failed_preemption_clears_the_pods_nomination(step: int) -> None:
+    # p was nominated to n earlier; meanwhile a pod of higher priority took n, so the dry run
+    # finds no victims: the nomination, which kept room on n for p, must go (issue 29).
+    sched = cluster(step, {"n": "1"}, [pod("high", 5000, node="n")])
+    preemptor = pod("p", 1000, nnn="n")
+    add_pods(sched, preemptor)
+    nominator = sched.scheduling_queue.pod_nominator
+    nominator.add_nominated_pod(preemptor, None)
+    assert [p.metadata.name for p in nominator.nominated_pods_for_node("n")] == ["p"]
+    sched.scheduling_queue.add(preemptor)
+    step_module(step, "schedule_one").schedule_one(sched)
+    assert nominator.nominated_pods_for_node("n") == []
+    patches = [args for name, args in sched.client.calls if name == "patch_namespaced_pod_status"]
+    # Cleared as upstream's two-way merge patch clears it: the field set to null.
+    cleared = [body for _, _, body in patches if "nominatedNodeName" in body["status"]]
+    assert cleared and cleared[-1]["status"]["nominatedNodeName"] is None, patches
 
 
 # --- filtering with nominated pods -------------------------------------------------------------

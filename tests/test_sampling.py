@@ -142,6 +142,28 @@ def test_a_pod_that_fits_one_node_checks_them_all_and_finds_it(step: int) -> Non
 
 
 @step_param
+def test_a_filter_error_still_moves_the_index_by_the_nodes_checked_before_it(step: int) -> None:
+    # v1.23's findNodesThatPassFilters moves nextStartNodeIndex, then returns the error.
+    sched = cluster(step, 200)
+    fw = step_module(step, "framework")
+    real = sched.framework.run_filter_plugins_with_nominated_pods
+
+    def failing_at_n050(state: Any, pod: Any, node_info: Any) -> Any:
+        if node_info.node().metadata.name == "n-050x":
+            return fw.Status(fw.Code.ERROR, ["the plugin broke"])
+        return real(state, pod, node_info)
+
+    sched.framework.run_filter_plugins_with_nominated_pods = failing_at_n050
+    pod = pod_asking("broken", container("c", cpu="1", memory="1Gi"))
+    add_pods(sched, pod)
+    sched.scheduling_queue.add(pod)
+    step_module(step, "schedule_one").schedule_one(sched)
+    assert [e["pod"] for e in sched.recorder.of("error")] == ["default/broken"]
+    # n-000x .. n-049x were checked; the node that failed with the error is not counted.
+    assert sched.next_start_node_index == 50
+
+
+@step_param
 def test_a_configured_percentage_is_used(step: int) -> None:
     sched = cluster(step, 400, percentage_of_nodes_to_score=30)
     # 30 % of 400: 120 (the adaptive default would be 47 %, 188).

@@ -292,9 +292,12 @@ class Framework:
         (upstream: RunPostFilterPlugins).
 
         Unschedulable passes on to the next plugin; any other failure is an ERROR status at
-        once. When none succeeds: no result, and the merged Unschedulable statuses.
+        once. When none succeeds: the last result that asked for a change of nomination (a
+        failed preemption asks to clear it), and the merged Unschedulable statuses.
         """
         statuses = framework.PluginToStatus()
+        # The last meaningful (not Noop) result.
+        last_result: framework.PostFilterResult | None = None
         for pl in self.post_filter_plugins:
             result, status = pl.post_filter(state, pod, filtered_node_status_map)
             if status.is_success():
@@ -302,8 +305,12 @@ class Framework:
             if not status.is_unschedulable():
                 # Any status other than Success or Unschedulable is Error.
                 return None, framework.as_status(status.as_error() or Exception())
+            if result is not None and framework.mode_of(result.nominating_info) != (
+                framework.NominatingMode.NOOP
+            ):
+                last_result = result
             statuses[pl.name()] = status.with_failed_plugin(pl.name())
-        return None, statuses.merge()
+        return last_result, statuses.merge()
 
     # --- PreScore ---------------------------------------------------------------------------
 

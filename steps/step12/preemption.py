@@ -168,9 +168,9 @@ class Evaluator:
         self.handler.recorder.record("preemption", pod=meta_namespace_key(pod), message=message)
 
     def preempt(self, pod: V1Pod, m: NodeToStatusMap) -> tuple[PostFilterResult | None, Status]:
-        """A result nominating the chosen node, with Success; or no result, with
-        Unschedulable (preemption cannot help, or must wait) or an error (upstream: Preempt).
-        """
+        """A result nominating the chosen node, with Success; a result nominating no node,
+        with Unschedulable, when no node has candidates; or no result, with Unschedulable
+        (preemption must wait) or an error (upstream: Preempt)."""
         key = meta_namespace_key(pod)
         # 0) The latest version of the pod: its nominated node may have changed.
         latest = self.handler.pod_lister().get_by_key(key)
@@ -200,7 +200,9 @@ class Evaluator:
                 framework.Diagnosis(node_to_status_map=node_to_status_map),
             )
             self._say(pod, f"no candidate: {fit_error}")
-            return None, Status(Code.UNSCHEDULABLE, [fit_error.error()])
+            # The result names no node: the pod's nomination, if it had one, is cleared.
+            result = framework.new_post_filter_result_with_nominated_node("")
+            return result, Status(Code.UNSCHEDULABLE, [fit_error.error()])
 
         # 3) Not implemented: the extenders that support preemption would narrow the
         # candidates here (callExtenders).

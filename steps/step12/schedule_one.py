@@ -420,7 +420,9 @@ def find_nodes_that_pass_filters(
         node = node_info.node()
         status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if status.code == Code.ERROR:
-            # As upstream, the cycle ends with the error, and the index stays where it was.
+            # As upstream, the index moves by the nodes checked before the error (the node
+            # that failed with it is not counted), and then the cycle ends with the error.
+            sched.next_start_node_index = (start + processed_nodes) % num_all_nodes
             raise status.as_error() or Exception(status.message())
         processed_nodes += 1
         if status.is_success():
