@@ -362,6 +362,19 @@ def test_least_allocated_uses_the_non_zero_defaults(step: int) -> None:
 
 
 @step_param
+def test_score_adds_the_overhead_in_whole_units_as_v1_23_does(step: int) -> None:
+    # v1.23's calculatePodResourceRequest adds the overhead with Quantity.Value(): a cpu
+    # overhead of 250m adds 1 to the 1000 millicores, not 250. cpu (2000 - 1001) * 100 / 2000
+    # = 49; memory (4Gi - 1Gi) * 100 / 4Gi = 75; (49 + 75) // 2 = 62 (with 250m: 56).
+    overhead = {"cpu": "250m"}
+    pod = pod_asking("web", container("c", cpu="1", memory="1Gi"), overhead=overhead)
+    assert least_allocated(step, pod, node_of("node1", cpu="2", memory="4Gi")) == 62
+    # Filter counts the overhead in millicores: 1250m do not fit 1200m.
+    tight = node_info(step, node_of("node1", cpu="1200m", memory="4Gi"))
+    assert filter_reasons(step, pod, tight)[1] == ["Insufficient cpu"]
+
+
+@step_param
 def test_a_resource_the_node_does_not_offer_is_left_out_of_the_mean(step: int) -> None:
     # No memory allocatable: cpu alone, (2000 - 100) * 100 / 2000 = 95.
     assert least_allocated(step, pod_asking("bare"), node_of("node1", cpu="2")) == 95
