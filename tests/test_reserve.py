@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from minisched.informer import meta_namespace_key
 from tests.conftest import built_steps, step_module
 from tests.fakes import add_nodes, add_pods, make_node, make_pod, new_framework, offline_scheduler
 from tests.test_permit import join_binding_threads
@@ -291,17 +292,23 @@ def test_an_update_of_an_assumed_pod_does_not_schedule_it_again(step: int) -> No
 
 
 @pytest.mark.parametrize("step", built_steps(9), ids=lambda n: f"step{n}")
-def test_a_pod_deleted_before_its_binding_ends_quietly(step: int, caplog: Any) -> None:
+def test_a_pod_deleted_before_its_binding_is_a_failure_the_error_func_drops(
+    step: int, caplog: Any
+) -> None:
     """A pod deleted while its bind is on the wire (a scenario's cleanup, with no Permit wait
-    on a node without a digit): the 404 is no error (as in step 8), and the cache forgets it."""
+    on a node without a digit). As v1.23: the cache forgets it, and recordSchedulingFailure
+    still runs (a FailedScheduling event, a status update that finds no pod); the error func
+    logs the 404 at info (V(2) upstream) and does not queue a pod the informer no longer has."""
     import json
 
     from kubernetes import client
 
     sched = offline_scheduler(step)
     add_nodes(sched, make_node("node-a"))
+    pod = make_pod("pod1")
 
     def gone(name: str, namespace: str, body: Any, **_: Any) -> Any:
+        sched.pod_informer.store._pop(meta_namespace_key(pod))  # the informer saw it go
         err = client.ApiException(status=404, reason="Not Found")
         err.body = json.dumps(
             {"kind": "Status", "code": 404, "message": f'pods "{name}" not found'}
@@ -309,7 +316,6 @@ def test_a_pod_deleted_before_its_binding_ends_quietly(step: int, caplog: Any) -
         raise err
 
     sched.client.create_namespaced_pod_binding = gone
-    pod = make_pod("pod1")
     add_pods(sched, pod)
     sched.scheduling_queue.add(pod)
     with caplog.at_level("INFO"):
@@ -318,5 +324,13 @@ def test_a_pod_deleted_before_its_binding_ends_quietly(step: int, caplog: Any) -
     assert sched.recorder.of("error") == []
     assert sched.recorder.of("queue")[-1]["event"] == "deleted before binding"
     assert not sched.cache.is_assumed_pod(pod)
-    assert [r.levelname for r in caplog.records if r.levelname in ("ERROR", "WARNING")] == []
-    assert "Pod was deleted before it was bound" in caplog.text
+    assert [r.levelname for r in caplog.records if r.levelname == "WARNING"] == []
+    assert "Unable to schedule pod, possibly due to node not found; waiting" in caplog.text
+    assert "Pod doesn't exist in informer cache" in caplog.text
+    [(kind, reason, message)] = sched.event_recorder.events
+    assert (kind, reason) == ("Warning", "FailedScheduling")
+    assert message == (
+        'binding rejected: running Bind plugin "DefaultBinder": pods "pod1" not found'
+    )
+    assert [c[0] for c in sched.client.calls] == ["patch_namespaced_pod_status"]
+    assert sched.scheduling_queue.pending_pods() == []

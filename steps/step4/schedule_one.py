@@ -71,8 +71,9 @@ def schedule_one(sched: Scheduler) -> None:
 
     err = bind(sched, pod, node_name)
     if err == POD_NOT_FOUND:
-        # The pod was deleted before its binding: not an error (upstream: the error func's
-        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
+        # The pod was deleted before its binding (upstream: the error func's IsNotFound case,
+        # logged at V(2)). Differs from upstream, which records the failure all the same (a
+        # FailedScheduling event, a status update that finds no pod): here it just ends.
         log.info('Pod was deleted before it was bound pod="%s"', key)
         sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
         return

@@ -166,23 +166,17 @@ def binding_cycle(
         return
 
     err = bind(sched, fwk, state, assumed_pod, node_name)
-    if err == POD_NOT_FOUND:
-        # The pod was deleted before its binding: not an error (upstream: the error func's
-        # IsNotFound case, logged at V(2)); there is nothing left to retry or update.
-        log.info('Pod was deleted before it was bound pod="%s"', key)
+    if err is not None:
+        # A pod deleted before its binding (NotFound) fails the same way: the error func
+        # tells it apart, as upstream's does, and does not queue a pod the informer lost.
+        if not framework.is_not_found(err):
+            log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
         fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
         if forget(sched, assumed_pod):
             sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
-        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
-        return
-    if err:
-        log.warning('Failed to bind pod pod="%s" node="%s": %s', key, node_name, err)
-        fwk.run_reserve_plugins_unreserve(state, assumed_pod, node_name)
-        if forget(sched, assumed_pod):
-            sched.scheduling_queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE)
-        record_scheduling_failure(
-            sched, pod_info, Exception(f"binding rejected: {err}"), REASON_SCHEDULER_ERROR
-        )
+        rejected = Exception(f"binding rejected: {err}")
+        rejected.__cause__ = err  # Go's %w: IsNotFound still sees the API server's 404
+        record_scheduling_failure(sched, pod_info, rejected, REASON_SCHEDULER_ERROR)
         return
     log.info('Successfully bound pod to node pod="%s" node="%s"', key, node_name)
     sched.recorder.record("bound", pod=key, node=node_name)
@@ -378,33 +372,25 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
     return selected
 
 
-# What bind returns when the API server no longer has the pod: no failure to report.
-POD_NOT_FOUND = "pod not found"
-
-
 def bind(
     sched: Scheduler, fwk: Framework, state: CycleState, assumed: client.V1Pod, node_name: str
-) -> str | None:
-    """Run the Bind plugins; an error message, POD_NOT_FOUND or None (upstream:
-    Scheduler.bind).
+) -> BaseException | None:
+    """Run the Bind plugins; the error, or None (upstream: Scheduler.bind).
 
     Not implemented: extenders, which upstream asks first.
     """
     status = fwk.run_bind_plugins(state, assumed, node_name)
-    if status.is_success():
-        err = None
-    elif status.code == Code.ERROR and framework.is_not_found(status.as_error()):
-        err = POD_NOT_FOUND
-    elif status.code == Code.ERROR:
-        err = str(status.as_error())
-    else:  # every Bind plugin skipped
-        err = f"bind status: {status.code}, {status.message()}"
+    err: BaseException | None = None
+    if status.code == Code.ERROR:
+        err = status.as_error()
+    elif not status.is_success():  # every Bind plugin skipped
+        err = Exception(f"bind status: {status.code}, {status.message()}")
     finish_binding(sched, assumed, node_name, err)
     return err
 
 
 def finish_binding(
-    sched: Scheduler, assumed: client.V1Pod, node_name: str, err: str | None
+    sched: Scheduler, assumed: client.V1Pod, node_name: str, err: BaseException | None
 ) -> None:
     """The binding is over, whatever its outcome: from now on the assumed pod may expire
     (upstream: finishBinding). A success is told to the pod's events."""
@@ -412,7 +398,7 @@ def finish_binding(
         sched.cache.finish_binding(assumed)
     except Exception as e:
         log.error("Scheduler cache FinishBinding failed: %s", e)
-    if err:
+    if err is not None:
         return
     key = meta_namespace_key(assumed)
     sched.event_recorder.eventf(
@@ -469,6 +455,16 @@ def error_func(sched: Scheduler, pod_info: QueuedPodInfo, err: BaseException) ->
         log.info('Unable to schedule pod; no fit; waiting pod="%s" err="%s"', key, err)
         sched.recorder.record("unschedulable", pod=key, message=str(err))
         pod_info.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+    elif framework.is_not_found(err):
+        # Upstream logs this at V(2): here a bind refused because the pod was deleted.
+        # Not implemented: when the 404 names a node, upstream gets the node again and
+        # removes it from the cache if it is gone (a bind here never names a missing node).
+        log.info(
+            'Unable to schedule pod, possibly due to node not found; waiting pod="%s" err="%s"',
+            key,
+            err,
+        )
+        sched.recorder.record("queue", pod=key, queue="none", event="deleted before binding")
     else:
         log.error('Error scheduling pod; retrying pod="%s" err="%s"', key, err)
         sched.recorder.record("error", pod=key, message=str(err))

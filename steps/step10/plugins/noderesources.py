@@ -14,7 +14,9 @@ cpu and memory weighing 1 each).
   by weight.
 
 Not implemented: extended resources (and the ignoredResources args), the MostAllocated and
-RequestedToCapacityRatio strategies.
+RequestedToCapacityRatio strategies, and any plugin args: the weights are fixed, so nothing
+validates them. Simplified: the LocalStorageCapacityIsolation feature gate is always on (as
+it is by default in v1.23): ephemeral-storage requests are always checked.
 """
 
 from __future__ import annotations
