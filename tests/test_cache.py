@@ -273,6 +273,19 @@ def test_a_node_info_sums_its_pods_requests(step: int) -> None:
         node_info.remove_pod(pod)
 
 
+@step_param
+def test_removing_a_pod_moves_the_last_pod_into_its_place(step: int) -> None:
+    # v1.23's NodeInfo.RemovePod (and TestNodeInfoRemovePod's expected order): the last pod
+    # fills the gap, so the order of the others changes.
+    fw = step_module(step, "framework")
+    pods = [make_pod(name, uid=f"uid-{name}") for name in ("a", "b", "c", "d")]
+    node_info = fw.NodeInfo(*pods)
+    node_info.remove_pod(pods[1])
+    assert [p.metadata.name for p in node_info.pods] == ["a", "d", "c"]
+    node_info.remove_pod(pods[3])
+    assert [p.metadata.name for p in node_info.pods] == ["a", "c"]
+
+
 def fw_requests(requests: dict[str, str]) -> Any:
     from kubernetes import client
 

@@ -427,27 +427,50 @@ def test_an_assigned_pods_deletion_moves_a_pod_rejected_for_resources(step: int)
     assert sched.recorder.of("selected")[-1] == {"pod": "default/pod1", "node": "node-a"}
 
 
+def updated(old: client.V1Node, path: str, value: Any) -> client.V1Node:
+    new = client.V1Node.from_dict(old.to_dict())
+    obj, attrs = new, path.split(".")
+    for part in attrs[:-1]:
+        obj = getattr(obj, part)
+    setattr(obj, attrs[-1], value)
+    return new
+
+
 @step_param
-def test_a_new_node_or_any_node_update_moves_it(step: int) -> None:
-    # v1.23 registers Node Update as a whole: any scheduling-relevant node update moves it.
-    for change, label in [
-        ({"status": client.V1NodeStatus(allocatable={"cpu": "8"})}, "NodeAllocatableChange"),
-        ({"metadata.labels": {"zone": "a"}}, "NodeLabelChange"),
-    ]:
-        sched, _ = rejected_for_cpu(step)
-        old = node_of("node-a", cpu="1", memory="4Gi")
-        new = client.V1Node.from_dict(old.to_dict())
-        for path, value in change.items():
-            obj, attrs = new, path.split(".")
-            for part in attrs[:-1]:
-                obj = getattr(obj, part)
-            setattr(obj, attrs[-1], value)
-        sched.node_informer._notify("update", old, new)
-        assert where(sched, "pod1") == "activeQ"
-        assert sched.recorder.of("queue")[-1]["event"] == label
+def test_a_new_node_or_any_node_update_moves_it_where_it_would_fit(step: int) -> None:
+    # v1.23 registers Node Update as a whole: any scheduling-relevant node update moves it,
+    # as long as preCheckForNode finds that its requests fit the node (noderesources.Fits).
+    old = node_of("node-a", cpu="1", memory="4Gi")
+    sched, _ = rejected_for_cpu(step)
+    more = client.V1NodeStatus(allocatable={"cpu": "8", "memory": "4Gi", "pods": "110"})
+    sched.node_informer._notify("update", old, updated(old, "status", more))
+    assert where(sched, "pod1") == "activeQ"
+    assert sched.recorder.of("queue")[-1]["event"] == "NodeAllocatableChange"
+    # A label change alone moves it too, once the node has room (pod0 left the cache quietly).
+    sched, held = rejected_for_cpu(step)
+    sched.cache.remove_pod(held)
+    sched.node_informer._notify("update", old, updated(old, "metadata.labels", {"zone": "a"}))
+    assert where(sched, "pod1") == "activeQ"
+    assert sched.recorder.of("queue")[-1]["event"] == "NodeLabelChange"
     sched, _ = rejected_for_cpu(step)
     sched.node_informer._notify("add", node_of("node-b", cpu="2"))
     assert where(sched, "pod1") == "activeQ"
+
+
+@step_param
+def test_a_node_where_its_requests_do_not_fit_does_not_move_it(step: int) -> None:
+    # preCheckForNode's noderesources.Fits: node-a is still full, node-c too small, and a
+    # node that gives no "pods" allocatable takes none.
+    old = node_of("node-a", cpu="1", memory="4Gi")
+    sched, _ = rejected_for_cpu(step)
+    cycle = sched.scheduling_queue.scheduling_cycle
+    sched.node_informer._notify("update", old, updated(old, "metadata.labels", {"zone": "a"}))
+    sched.node_informer._notify("add", node_of("node-c", cpu="500m"))
+    no_pods = node_of("node-d", cpu="4")
+    no_pods.status.allocatable = {"cpu": "4"}
+    sched.node_informer._notify("add", no_pods)
+    assert where(sched, "pod1") == "unschedulableQ"
+    assert sched.scheduling_queue.move_request_cycle == cycle  # the requests were made
 
 
 @step_param

@@ -113,3 +113,18 @@ def test_a_node_whose_last_nominated_pod_leaves_has_no_entry(step: int) -> None:
     assert "n1" not in nominator._nominated_pods
     assert names(nominator, "n2") == ["b"]
     assert nominator.nominated_pods_for_node("n3") == []
+
+
+@step_param
+def test_the_nominated_pods_handed_out_are_copies(step: int) -> None:
+    # v1.23's NominatedPodsForNode deep-copies each PodInfo "so the caller can mutate safely".
+    q = step_module(step, "scheduling_queue")
+    a = nominated("a", "n1")
+    nominator = q.Nominator(lambda: Store(a))
+    nominator.add_nominated_pod(a, None)
+    [copy] = nominator.nominated_pods_for_node("n1")
+    assert copy is not a and copy == a
+    copy.metadata.labels = {"changed": "by the caller"}
+    copy.spec.priority = 7
+    [again] = nominator.nominated_pods_for_node("n1")
+    assert again.metadata.labels is None and again.spec.priority is None

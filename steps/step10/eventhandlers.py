@@ -29,7 +29,8 @@ from minisched.informer import (
     meta_namespace_key,
 )
 
-from .framework import ClusterEvent
+from .framework import ClusterEvent, NodeInfo
+from .plugins.noderesources import compute_pod_resource_request, fits_request
 from .plugins.nodeunschedulable import tolerations_tolerate_taint
 from .scheduling_queue import (
     ASSIGNED_POD_DELETE,
@@ -97,9 +98,11 @@ def assigned_pod(pod: client.V1Pod) -> bool:
 
 def add_node_to_cache(sched: Scheduler, node: client.V1Node) -> None:
     """A new node may fit pods that fitted nowhere (upstream: addNodeToCache)."""
-    sched.cache.add_node(node)
+    node_info = sched.cache.add_node(node)
     log.info('Add event for node node="%s"', node.metadata.name)
-    sched.scheduling_queue.move_all_to_active_or_backoff_queue(NODE_ADD, pre_check_for_node(node))
+    sched.scheduling_queue.move_all_to_active_or_backoff_queue(
+        NODE_ADD, pre_check_for_node(node_info)
+    )
 
 
 def update_node_in_cache(
@@ -107,12 +110,12 @@ def update_node_in_cache(
 ) -> None:
     """A node changed: move pods only if it changed in a way scheduling looks at (upstream:
     updateNodeInCache)."""
-    sched.cache.update_node(old_node, new_node)
+    node_info = sched.cache.update_node(old_node, new_node)
     event = node_scheduling_properties_change(new_node, old_node)
     if event is not None:
         log.info('Update event for node node="%s" event="%s"', new_node.metadata.name, event.label)
         sched.scheduling_queue.move_all_to_active_or_backoff_queue(
-            event, pre_check_for_node(new_node)
+            event, pre_check_for_node(node_info)
         )
 
 
@@ -176,20 +179,22 @@ def _status(node: client.V1Node) -> client.V1NodeStatus:
     return node.status or client.V1NodeStatus()
 
 
-def pre_check_for_node(node: client.V1Node) -> PreEnqueueCheck:
+def pre_check_for_node(node_info: NodeInfo) -> PreEnqueueCheck:
     """Whether a pod could fit this node at all: a new or changed node moves only those pods
     (upstream: preCheckForNode). The checks are fixed, whichever plugins are enabled: the
-    pod's nodeName, its required node affinity, and the node's NoSchedule and NoExecute
-    taints it does not tolerate. A pod that fails them stays in unschedulableQ; the move
-    request is made all the same.
+    pod's requests against what the node has left (noderesources.Fits, with the pods the
+    cache counts on it), its nodeName, its required node affinity, and the node's NoSchedule
+    and NoExecute taints it does not tolerate. A pod that fails them stays in
+    unschedulableQ; the move request is made all the same.
 
-    Not implemented: upstream's resources and host ports checks (noderesources.Fits,
-    nodeports.Fits). The cache knows the pods already on the node, but nothing here reads a
-    pod's requests or host ports yet: a pod too big for the node, or whose host port is taken
-    there, is moved and fails again.
+    Not implemented: upstream's host ports check (nodeports.Fits): no step counts host ports.
     """
+    node = node_info.node()
+    assert node is not None  # the cache returns the NodeInfo of the node it was given
 
     def check(pod: client.V1Pod) -> bool:
+        if fits_request(compute_pod_resource_request(pod).resource, node_info):
+            return False
         if pod.spec.node_name and pod.spec.node_name != node.metadata.name:
             return False
         if not required_node_affinity_matches(pod, node):

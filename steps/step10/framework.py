@@ -3,7 +3,7 @@
 Upstream: pkg/scheduler/framework/interface.go (Code, Status, PluginToStatus, Plugin, the
 extension point interfaces, Handle), pkg/scheduler/framework/listers.go (SharedLister) and
 pkg/scheduler/framework/types.go (FitError, Diagnosis, QueuedPodInfo, ClusterEvent, ActionType,
-GVK, NodeInfo, Resource) at v1.23; the non-zero defaults from pkg/scheduler/util/non_zero.go.
+GVK, NodeInfo, Resource) at v1.23; the non-zero defaults from pkg/scheduler/util/pod_resources.go.
 """
 
 from __future__ import annotations
@@ -672,7 +672,10 @@ class NodeInfo:
         key = get_pod_key(pod)
         for i, p in enumerate(self.pods):
             if get_pod_key(p) == key:
-                del self.pods[i]
+                # The last pod fills the gap, as upstream's does: the order of the pods changes
+                # (and with it which of two equal victims preemption considers first).
+                self.pods[i] = self.pods[-1]
+                self.pods.pop()
                 self._update(pod, -1)
                 self.generation = next_generation()
                 return

@@ -24,6 +24,7 @@ Not implemented: Activate (no plugin asks for it) and the metrics.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -255,9 +256,10 @@ class Nominator:
             self._add(new_pod, nominating_info)
 
     def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]:
-        """A copy of the list of pods nominated to the node (upstream: NominatedPodsForNode)."""
+        """Copies of the pods nominated to the node, so the caller can change them safely
+        (upstream: NominatedPodsForNode, which deep-copies each PodInfo)."""
         with self._lock:
-            return list(self._nominated_pods.get(node_name, []))
+            return [copy.deepcopy(p) for p in self._nominated_pods.get(node_name, [])]
 
     def _add(self, pod: V1Pod, nominating_info: NominatingInfo | None) -> None:
         # Never more than one entry per pod.

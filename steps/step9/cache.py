@@ -1,6 +1,6 @@
 """The scheduler cache: every node and the pods on it, bound or only assumed.
 
-Upstream: pkg/scheduler/internal/cache/cache.go (cacheImpl, podState, New, and the Cache
+Upstream: pkg/scheduler/internal/cache/cache.go (schedulerCache, podState, New, and the Cache
 interface of interface.go) at v1.23.
 
 A pod's life in the cache::
@@ -82,7 +82,10 @@ class Cache:
         # linked list with headNode).
         self._nodes: OrderedDict[str, NodeInfo] = OrderedDict()
         # The nodes that exist, in the order they were added (upstream: nodeTree).
-        # Simplified: one zone; upstream interleaves the nodes of each zone.
+        # Simplified: one zone. Upstream's nodeTree groups the nodes by their region and zone
+        # labels and lists one node of each zone in turn; here nodes keep the order they were
+        # added in, so with zone labels the snapshot lists them, and a sampling Filter
+        # examines them, in another order than kube-scheduler's.
         self._node_tree: dict[str, None] = {}
         # Pod key -> state, for every pod in the cache; and the keys of the assumed ones.
         self._pod_states: dict[str, PodState] = {}

@@ -597,7 +597,10 @@ class NodeInfo:
         key = get_pod_key(pod)
         for i, p in enumerate(self.pods):
             if get_pod_key(p) == key:
-                del self.pods[i]
+                # The last pod fills the gap, as upstream's does: the order of the pods changes
+                # (and with it which of two equal victims preemption considers first).
+                self.pods[i] = self.pods[-1]
+                self.pods.pop()
                 self.requested.add(calculate_resource(pod), -1)
                 self.generation = next_generation()
                 return
