@@ -12,8 +12,9 @@ preempt, and which pods to evict on one node.
 
 1. Re-read the preemptor; stop if it may not preempt (``pod_eligible_to_preempt_others``).
 2. The candidate nodes: those whose Filter status is Unschedulable (removing pods may help),
-   not UnschedulableAndUnresolvable. A dry run on a sample of them, from a random offset,
-   finds on each the victims that would make the pod fit (``select_victims_on_node``).
+   not UnschedulableAndUnresolvable. A dry run walks them from a random offset and finds on
+   each the victims that would make the pod fit (``select_victims_on_node``), until it has
+   enough candidates (nodes with victims; at least 10 % of the nodes, at least 100).
 3. Pick one candidate (``pick_one_node_for_preemption``).
 4. Evict its victims, and clear the nomination of lower-priority pods nominated to that node.
    The pod is nominated there; it is scheduled in a later cycle, once the victims are gone.
@@ -242,8 +243,9 @@ class Evaluator:
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential_nodes))
         self._say(
             pod,
-            f"dry run on {num_candidates} of {len(potential_nodes)} potential nodes, from "
-            f"{potential_nodes[offset].node().metadata.name} (offset {offset})",
+            f"dry run over {len(potential_nodes)} potential nodes from "
+            f"{potential_nodes[offset].node().metadata.name} (offset {offset}), until "
+            f"{num_candidates} candidates are found",
         )
         candidates, node_statuses, errs = self.dry_run_preemption(
             pod, potential_nodes, pdbs, offset, num_candidates
