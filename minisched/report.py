@@ -32,7 +32,8 @@ and this module turns what they recorded into tables. The events a step may reco
 ===============  ===========================================================================
 
 Every event of interest is one plain line, so tests and CI logs can read it; on a terminal the
-three queues are also shown as a live table below those lines. Every event goes through one
+three queues are also shown as a live table below those lines (erased when the run ends with
+the queues empty, as a finished scenario leaves them). Every event goes through one
 lock, in the order it was recorded, to the lines, the live table and any listener
 (``subscribe``): a line is never lost under the live table, and a listener sees what the
 terminal shows.
@@ -411,6 +412,13 @@ class Report:
                 for handler, stream in self._log_streams:
                     handler.setStream(stream)
                 self._log_streams = []
+                # The run is over. Its queues are normally empty (the scenario's cleanup deleted
+                # its pods, and the lines above say where each went): an empty table would say
+                # nothing, so rich erases it (transient). Pods still queued (a run cut short)
+                # leave the last table, which says where they wait.
+                self._live.transient = not any(
+                    v.queue in (*QUEUES, FIFO, WAITING) for v in self.pods.values()
+                )
                 self._live.update(self.queue_table(), refresh=True)
                 self._live.__exit__(None, None, None)
                 self._live = None

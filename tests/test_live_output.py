@@ -9,12 +9,14 @@ thread, binding threads, informers and the scenario at once); each runs twice un
 every other run with -v (log lines from every thread too). A plain run to a pipe must print,
 the same way, every line it published, in order. Each run is compared with what it published
 itself: two runs of a step may differ where their timing does (on a loaded machine a pod's
-backoff can end before node5 arrives).
+backoff can end before node5 arrives). A finished run leaves no empty queue table behind it;
+one cut short with pods still queued leaves the table that says where they wait.
 """
 
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import pty
 import re
@@ -28,8 +30,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from minisched import steps
+from minisched.report import Report
 
 ROOT = steps.ROOT
 RUNS = int(os.environ.get("MINISCHED_PTY_RUNS", "2"))  # pty runs per step
@@ -175,8 +179,8 @@ def test_the_live_view_shows_every_line_in_order(tmp_path: Path) -> None:
             assert events(rows) == published, f"step {step}, run {i}: the screen differs"
             assert len(published) > 20  # the whole story, up to its last line
             assert published[-1].startswith("scenario: ")
-            # One queue table is left on the screen: the final one.
-            assert sum("Scheduling queue" in row for row in rows) == 1
+            # The cleanup emptied the queues: the finished run leaves no (empty) queue table.
+            assert not any("Scheduling queue" in row for row in rows), "\n".join(rows[-12:])
             if i % 2:
                 assert any('Add event for node node="node5"' in row for row in rows)
 
@@ -189,3 +193,50 @@ def test_a_run_to_a_pipe_prints_every_line_unwrapped(tmp_path: Path) -> None:
     assert len(output[0]) > 80
     row = "│ node0 │ NodeUnschedulable: node(s) were unschedulable │"
     assert any(line.startswith(row) for line in output), "\n".join(output)
+
+
+# --- the end of a run ---------------------------------------------------------------------------
+
+
+def live_report() -> tuple[Report, io.StringIO]:
+    """A report whose live view draws on a terminal of COLUMNS columns, written to memory."""
+    out = io.StringIO()
+    console = Console(file=out, width=COLUMNS, force_terminal=True, color_system=None)
+    return Report(console, live=True), out
+
+
+def shown(out: io.StringIO) -> list[str]:
+    """What the terminal shows, its trailing blank rows cut: a pty turns LF into CR LF."""
+    rows = [row.rstrip() for row in screen(out.getvalue().replace("\n", "\r\n"))]
+    while rows and not rows[-1]:
+        rows.pop()
+    return rows
+
+
+def test_a_finished_run_leaves_no_empty_queue_table() -> None:
+    """Once every pod has left the queues, the table would say nothing: it goes, and the lines
+    above it stay, with what is printed next right below them."""
+    report, out = live_report()
+    with report:
+        report.record("queue", pod="ns/pod1", queue="activeQ", event="PodAdd")
+        report.record("bound", pod="ns/pod1", node="node1")
+        assert "Scheduling queue" in out.getvalue()  # drawn while the run went on
+    report.console.print("Step 1: where each pod went")
+    assert shown(out) == [
+        "queue    ns/pod1: -> activeQ (PodAdd)",
+        "bound    ns/pod1 -> node1",
+        "Step 1: where each pod went",
+    ]
+
+
+def test_a_run_that_ends_with_pods_queued_leaves_the_table_that_shows_them() -> None:
+    """A run cut short (the API server gone before the cleanup) still has pods in the queues:
+    the last table says where they wait."""
+    report, out = live_report()
+    with report:
+        report.record("queue", pod="ns/pod1", queue="activeQ", event="PodAdd")
+        report.record("queue", pod="ns/pod2", queue="unschedulableQ", event="PodAdd")
+        report.record("bound", pod="ns/pod1", node="node1")
+    rows = shown(out)
+    assert sum("Scheduling queue" in row for row in rows) == 1
+    assert rows[-2].split() == ["│", "│", "│", "pod2", "│", "│"]
