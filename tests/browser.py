@@ -74,10 +74,20 @@ class Browser:
         )
 
     def wait(self, predicate: Any, timeout: float = 20.0) -> Any:
-        """Wait until ``predicate(driver)`` is truthy and return it (Selenium's WebDriverWait)."""
+        """Wait until ``predicate(driver)`` is truthy and return it (Selenium's WebDriverWait).
+
+        The page redraws its nodes and queues on every change, so an element the predicate
+        found can be gone by the time it reads it: that try counts as not yet.
+        """
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(predicate)
+        return WebDriverWait(
+            self.driver,
+            timeout,
+            poll_frequency=0.05,
+            ignored_exceptions=(StaleElementReferenceException,),
+        ).until(predicate)
 
     def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kubernetes.client import V1Node, V1NodeSpec, V1ObjectMeta, V1Pod, V1PodSpec, V1Taint
+from kubernetes.client import (
+    V1Node,
+    V1NodeSpec,
+    V1ObjectMeta,
+    V1Pod,
+    V1PodSpec,
+    V1PodStatus,
+    V1Taint,
+)
 from rich.console import Console
 
 from minisched import runner, steps
@@ -168,6 +176,87 @@ def test_from_step_9_assumed_pods_are_shown_until_bound_or_forgotten() -> None:
     view.on_record("bound", {"pod": "ns/a", "node": "n1"}, "bound    ns/a -> n1")
     view.on_record("forgotten", {"pod": "ns/b"}, "")
     assert {p["key"]: p["assumed"] for p in view.snapshot()["pods"]} == {"ns/a": "", "ns/b": ""}
+
+
+def record_step11_preemption(report: Report) -> None:
+    """Step 11's story as its scheduler records it: payments fits nowhere, preemption evicts
+    batch-c on north and nominates north for payments, which waits in podBackoffQ."""
+    report.record("queue", pod="ns/payments", queue="activeQ", event="PodAdd")
+    report.record("attempt", pod="ns/payments")
+    report.record("filter", pod="ns/payments", node="north", plugin="NodeResourcesFit", reason="r")
+    report.record("preempted", pod="ns/batch-c", by="ns/payments", node="north")
+    report.record("unschedulable", pod="ns/payments", message="0/1 nodes are available: r.")
+    report.record("queue", pod="ns/payments", queue="podBackoffQ", event="ScheduleAttemptFailure")
+    report.record("nominated", pod="ns/payments", node="north")
+
+
+def nominated_pod(name: str, nominated: str | None) -> V1Pod:
+    unbound = pod(name, None)
+    unbound.status = V1PodStatus(nominated_node_name=nominated)
+    return unbound
+
+
+def test_step11_nomination_and_victim_are_on_the_pods_until_bound_and_gone() -> None:
+    view = ClusterView(Features.for_step(11))
+    report = quiet_report()
+    report.subscribe(view.on_record)
+    view.node_handler().add(node("north"))
+    view.pod_handler().add(pod("batch-c", "north"))
+    report.record("bound", pod="ns/batch-c", node="north")
+    # An update written before the nomination reaches the informer after the event: it does
+    # not clear what the event set.
+    view.pod_handler().add(nominated_pod("payments", None))
+    record_step11_preemption(report)
+    view.pod_handler().update(None, nominated_pod("payments", None))
+    pods = {p["key"]: p for p in view.snapshot()["pods"]}
+    assert pods["ns/payments"]["nominated"] == "north"
+    assert pods["ns/batch-c"]["preempted_by"] == "ns/payments"
+    (north,) = view.snapshot()["nodes"]
+    assert [p["name"] for p in north["pods"]] == ["batch-c"]  # terminating, still there
+    # The victim goes; payments is bound to its nominated node, no longer only nominated.
+    view.pod_handler().delete(pod("batch-c", "north"))
+    view.pod_handler().update(None, nominated_pod("payments", "north"))
+    report.record("bound", pod="ns/payments", node="north")
+    view.pod_handler().update(None, pod("payments", "north"))
+    pods = {p["key"]: p for p in view.snapshot()["pods"]}
+    assert pods["ns/payments"]["nominated"] == ""
+    (north,) = view.snapshot()["nodes"]
+    assert [p["name"] for p in north["pods"]] == ["payments"]
+
+
+def test_a_nomination_the_api_server_clears_leaves_the_card() -> None:
+    # A later cycle's PostFilter found no room, or a preemptor of higher priority took the
+    # node: the scheduler records no event, the pod's status loses nominatedNodeName.
+    view = ClusterView(Features.for_step(11))
+    report = quiet_report()
+    report.subscribe(view.on_record)
+    record_step11_preemption(report)
+
+    def nominated() -> str:
+        return next(p["nominated"] for p in view.snapshot()["pods"] if p["name"] == "payments")
+
+    view.pod_handler().update(None, nominated_pod("payments", "north"))
+    assert nominated() == "north"
+    view.pod_handler().update(None, nominated_pod("payments", None))
+    assert nominated() == ""
+
+
+def test_the_latest_decision_is_the_pod_whose_cycle_ended_last() -> None:
+    view = ClusterView(Features.for_step(8))
+    report = quiet_report()
+    report.subscribe(view.on_record)
+    assert view.snapshot()["latest"] == ""  # no cycle has ended: the page says so
+    report.record("queue", pod="ns/a", queue="activeQ", event="PodAdd")
+    report.record("queue", pod="ns/b", queue="activeQ", event="PodAdd")
+    report.record("attempt", pod="ns/a")
+    assert view.snapshot()["latest"] == ""  # a cycle under way is no decision yet
+    report.record("selected", pod="ns/a", node="n1")
+    assert view.snapshot()["latest"] == "ns/a"
+    report.record("attempt", pod="ns/b")
+    report.record("unschedulable", pod="ns/b", message="0/1 nodes are available: r.")
+    report.record("bound", pod="ns/a", node="n1")  # a's binding ends after b's cycle
+    changes = view.changes()
+    assert changes is not None and changes["latest"] == "ns/b"
 
 
 def test_memory_stays_bounded_on_a_long_run(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,9 +12,16 @@ Two sources feed one ``ClusterView``:
   ``queue`` event into podBackoffQ and on ``waiting`` (when the backoff or the wait ends, on the
   scheduler's clock), ``plugins`` on a ``queue`` event into unschedulableQ (the plugins that
   rejected the pod). From step 9, ``assumed`` (pod, node) and ``forgotten`` (pod) events, if the
-  step records them, show the assumed pods.
+  step records them, show the assumed pods. From step 11, ``nominated`` (pod, node) puts the
+  preemptor on the node it was nominated to, and ``preempted`` (pod, by, node) marks a victim
+  on its node until it is gone. The pod whose scheduling cycle ended last (``selected``,
+  ``unschedulable`` or ``error``) is the *latest decision*: the page shows it until the user
+  picks a pod.
 - the scheduler's node and pod informers (handlers added before it starts): the nodes, cordoned
-  or tainted, and the pods bound to each.
+  or tainted, and the pods bound to each, with their requests (from step 10) as the scheduler
+  counts them (minisched/podresources.py); and a nomination the API server no longer holds
+  (``status.nominatedNodeName`` cleared: a later cycle's PostFilter found no room, or a
+  preemptor of higher priority took the node).
 
 Memory stays bounded on a long standalone run: at most ``MAX_LINES`` timeline lines,
 ``MAX_PODS`` pods (the oldest settled ones are forgotten first), ``MAX_ATTEMPTS`` attempts per
@@ -35,10 +42,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubernetes.utils import parse_quantity
-
 from .. import steps
 from ..informer import DeletedFinalStateUnknown, ResourceEventHandler, meta_namespace_key
+from ..podresources import compute_pod_resource_request, resource_list
 from ..report import find_pod
 
 MAX_LINES = 1000
@@ -98,6 +104,9 @@ class Pod:
     deadline: float | None = None  # backoff end or Permit timeout, on the scheduler's clock
     attempts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ATTEMPTS))
     attempt_count: int = 0
+    nominated: str = ""  # the node preemption nominated it to, until it is bound or cleared
+    nomination_written: bool = False  # the informer has seen status.nominatedNodeName set
+    preempted_by: str = ""  # a victim: the preemptor it is evicted for, until it is gone
     rev: int = 0  # bumped on every change: the page refetches an open table when it moves
 
 
@@ -142,6 +151,7 @@ class ClusterView:
         self._nodes: dict[str, Node] = {}
         self._placements: dict[str, Placement] = {}  # pod key -> where it is bound
         self._by_node: dict[str, set[str]] = {}  # node -> the keys of the pods bound to it
+        self._latest = ""  # the pod whose scheduling cycle ended last: the page's default detail
         # What changed since the last changes() call.
         self._new_lines: list[dict[str, Any]] = []
         self._dirty_pods: set[str] = set()
@@ -204,9 +214,14 @@ class ClusterView:
         return table
 
     def _apply(self, pod: Pod, event: str, f: dict[str, Any]) -> None:
+        if event in ("selected", "unschedulable", "error"):
+            self._latest = pod.key  # a cycle's decision: where the pod goes, or why nowhere
         if event == "queue":
             queue = f["queue"]
             pod.where = GONE if queue == "none" else queue
+            pod.preempted_by = ""
+            if queue == "none":
+                pod.nominated = ""
             pod.event = str(f.get("event", ""))
             pod.deadline = f.get("deadline") if queue == "podBackoffQ" else None
             if queue == "unschedulableQ":
@@ -242,6 +257,10 @@ class ClusterView:
             pod.permit_plugins = list(f.get("plugins", ()))
             pod.deadline = f.get("deadline") or None
             self._result(pod, f"waiting on Permit on {f['node']}")
+        elif event == "nominated":
+            pod.nominated = str(f["node"])
+        elif event == "preempted":
+            pod.preempted_by = str(f["by"])
         elif event == "assumed":
             pod.assumed = f["node"]
         elif event == "forgotten":
@@ -250,6 +269,7 @@ class ClusterView:
             pod.where = BOUND
             pod.node = f["node"]
             pod.assumed = ""
+            pod.nominated = ""  # bound: no longer a nomination (the card shows it bound)
             pod.deadline = None
             pod.permit_plugins = []
             self._result(pod, f"bound to {f['node']}")
@@ -287,9 +307,8 @@ class ClusterView:
         ]
         allocatable = {}
         if self.features.resources and node.status and node.status.allocatable:
-            for resource in ("cpu", "memory", "pods"):
-                if resource in node.status.allocatable:
-                    allocatable[resource] = float(parse_quantity(node.status.allocatable[resource]))
+            allocatable = _shown(resource_list(node.status.allocatable))
+            allocatable = {r: a for r, a in allocatable.items() if r in ("cpu", "memory", "pods")}
         view = Node(node.metadata.name, bool(spec and spec.unschedulable), taints, allocatable)
         with self._lock:
             self._nodes[view.name] = view
@@ -306,12 +325,34 @@ class ClusterView:
         with self._lock:
             if not node:
                 self._unplace(key)
+                self._nomination_changed(key, pod.status.nominated_node_name if pod.status else "")
                 return
             requests: dict[str, float] = {}
             if self.features.resources:
-                requests = pod_requests(pod)
+                # What the scheduler's NodeInfo counts: init containers and overhead included.
+                requested = _shown(compute_pod_resource_request(pod))
+                requests = {r: a for r, a in requested.items() if r in ("cpu", "memory")}
             ours = pod.spec.scheduler_name == self.scheduler_name
             self._place(key, Placement(node, ours, requests))
+
+    def _nomination_changed(self, key: str, nominated: str | None) -> None:
+        """An unbound pod's ``status.nominatedNodeName`` as the API server has it. The
+        ``nominated`` event comes first (the scheduler records it, then writes the status), so
+        an update without a nomination clears it only once one with it has been seen."""
+        pod = self._pods.get(key)
+        if pod is None or pod.where == BOUND:  # a late update from before the binding
+            return
+        if nominated:
+            changed = pod.nominated != nominated
+            pod.nominated, pod.nomination_written = nominated, True
+        elif pod.nomination_written:
+            changed = bool(pod.nominated)
+            pod.nominated, pod.nomination_written = "", False
+        else:
+            return
+        if changed:
+            pod.rev += 1
+            self._dirty_pods.add(key)
 
     def _pod_deleted(self, pod: Any) -> None:
         with self._lock:
@@ -341,6 +382,7 @@ class ClusterView:
                 "type": "snapshot",
                 "features": self._features(),
                 "ended": self.ended,
+                "latest": self._latest,
                 "lines": list(self._lines),
                 "pods": [self._pod_json(p) for p in self._pods.values()],
                 "nodes": [self._node_json(name) for name in self._nodes],
@@ -363,6 +405,7 @@ class ClusterView:
             batch = {
                 "type": "changes",
                 "ended": self.ended,
+                "latest": self._latest,
                 "lines": self._new_lines,
                 "pods": pods,
                 "nodes": nodes,
@@ -439,6 +482,8 @@ class ClusterView:
             "permit_plugins": pod.permit_plugins,
             "remaining": remaining,
             "attempt_count": pod.attempt_count,
+            "nominated": pod.nominated,
+            "preempted_by": pod.preempted_by,
             "rev": pod.rev,
         }
 
@@ -480,21 +525,9 @@ class _Handler(ResourceEventHandler):
         self.deleted(obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj)
 
 
-def pod_requests(pod: Any) -> dict[str, float]:
-    """The pod's cpu and memory requests, summed over its containers (cpu in cores).
-
-    Simplified: init containers and overhead are left out (upstream: computePodResourceRequest
-    takes the larger of the init containers' and the containers' requests, plus overhead).
-    """
-    total: dict[str, float] = {}
-    for container in pod.spec.containers or []:
-        requests = (container.resources.requests if container.resources else None) or {}
-        for resource in ("cpu", "memory"):
-            if resource in requests:
-                total[resource] = total.get(resource, 0.0) + float(
-                    parse_quantity(requests[resource])
-                )
-    return total
+def _shown(amounts: dict[str, int]) -> dict[str, float]:
+    """Upstream's units (cpu in millicores) as the page shows them: cpu in cores."""
+    return {r: a / 1000 if r == "cpu" else float(a) for r, a in amounts.items()}
 
 
 def _title(step: int) -> str:

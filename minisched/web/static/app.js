@@ -1,12 +1,13 @@
 // minisched's live page: nodes, queues, one pod's "why", and the timeline.
 //
 // The server (minisched/web/server.py) streams JSON messages on /events:
-//   {type: "snapshot", features, ended, lines, pods, nodes}   first, and after a reconnect
-//   {type: "changes", ended, lines, pods, nodes}              then, whenever something changed
+//   {type: "snapshot", features, ended, latest, lines, pods, nodes}  first, and on a reconnect
+//   {type: "changes", ended, latest, lines, pods, nodes}             then, on every change
 // A pod or node in "changes" replaces the one we have ({removed: true} deletes it). Lines
 // carry a sequence number, so a line that is in the snapshot and in a change is shown once.
 // Remaining times (backoff, Permit) are sent as seconds left when the message was sent; the
-// page counts them down itself.
+// page counts them down itself. "latest" is the pod whose scheduling cycle ended last: the
+// right-hand panel shows its decision until the user picks a pod.
 "use strict";
 
 const state = {
@@ -15,8 +16,10 @@ const state = {
   pods: new Map(), // key -> pod (as state.py's _pod_json), plus receivedAt
   nodes: new Map(), // name -> node (as state.py's _node_json)
   lastSeq: 0,
-  selected: null, // the key of the pod whose detail is shown
-  selectedRev: -1,
+  latest: "", // the key of the pod whose scheduling cycle ended last
+  selected: null, // the key of the pod the user picked
+  shown: null, // the key of the pod whose detail is shown: selected, else latest
+  shownRev: -1,
 };
 
 const MAX_LINES = 1000;
@@ -69,13 +72,14 @@ function apply(message) {
     state.nodes.clear();
     $("timeline").replaceChildren();
     state.lastSeq = 0;
-    state.selectedRev = -1;
+    state.shownRev = -1;
     const step = message.features.step;
     const title = message.features.title;
     $("title").textContent = `minisched step ${step}${title ? ": " + title : ""}`;
     document.title = `minisched step ${step}`;
   }
   state.ended = message.ended;
+  state.latest = message.latest || "";
   const now = performance.now();
   for (const pod of message.pods) {
     if (pod.removed) state.pods.delete(pod.key);
@@ -104,7 +108,28 @@ function addLines(lines) {
     list.append(item);
   }
   while (list.children.length > MAX_LINES) list.firstChild.remove();
-  if (atBottom) list.scrollTop = list.scrollHeight;
+  if (atBottom) {
+    fitTimeline(list);
+    list.scrollTop = list.scrollHeight;
+  }
+}
+
+// The timeline is as tall as the newest lines that fit in its max-height, so that scrolled to
+// the bottom (following the run) its first visible line starts at its top edge instead of
+// being cut in half: lines wrap, so a fixed height would cut one wherever it falls.
+function fitTimeline(list) {
+  list.style.height = "";
+  const max = parseFloat(getComputedStyle(list).maxHeight);
+  const last = list.lastElementChild;
+  if (!last || !(max > 0) || list.scrollHeight <= max) return;
+  const bottom = last.getBoundingClientRect().bottom;
+  let top = bottom;
+  for (let item = last; item; item = item.previousElementSibling) {
+    const itemTop = item.getBoundingClientRect().top;
+    if (bottom - itemTop > max) break;
+    top = itemTop;
+  }
+  list.style.height = `${Math.round(bottom - top)}px`;
 }
 
 // --- rendering --------------------------------------------------------------------------------
@@ -122,10 +147,12 @@ function podChip(key, name, extra = [], classes = "") {
 function renderNodes() {
   const box = $("nodes");
   const names = [...state.nodes.keys()].sort(natural);
-  // Pods on their way to a node: waiting on Permit or assumed, not bound yet.
+  // Pods on their way to a node, not bound yet: waiting on Permit, assumed, or nominated by
+  // preemption (step 11: the node where its victims are making room for it).
   const incoming = new Map();
   for (const pod of state.pods.values()) {
-    const node = pod.where === "waiting" ? pod.selected : pod.where !== "bound" && pod.assumed;
+    if (pod.where === "bound") continue;
+    const node = pod.where === "waiting" ? pod.selected : pod.assumed || pod.nominated;
     if (!node) continue;
     if (!incoming.has(node)) incoming.set(node, []);
     incoming.get(node).push(pod);
@@ -134,21 +161,39 @@ function renderNodes() {
     const node = state.nodes.get(name);
     const badges = el("div", { class: "badges" });
     if (node.unschedulable) badges.append(el("span", { class: "badge cordoned" }, "cordoned"));
-    for (const taint of node.taints) badges.append(el("span", { class: "badge taint" }, taint));
+    for (const taint of node.taints) {
+      // A long taint is cut with an ellipsis to fit the card; its title has all of it.
+      badges.append(el("span", { class: "badge taint", title: taint }, taint));
+    }
     const section = el(
       "section",
       { class: "node" + (node.unschedulable ? " unschedulable" : ""), "data-node": name },
-      el("h3", {}, name),
+      el("h3", { title: name }, name),
       badges,
     );
     if (state.features.resources && node.allocatable) section.append(resources(node));
     const pods = el("div", { class: "node-pods" });
     for (const pod of node.pods) {
-      pods.append(podChip(pod.key, pod.name, [], "bound" + (pod.ours ? " ours" : " other")));
+      const classes = "bound" + (pod.ours ? " ours" : " other");
+      // A victim of preemption stays on its node while it terminates (its graceful deletion).
+      const victimFor = state.pods.get(pod.key)?.preempted_by;
+      if (!victimFor) {
+        pods.append(podChip(pod.key, pod.name, [], classes));
+        continue;
+      }
+      const label = el("small", { class: "victim-label" }, "preempted");
+      const chip = podChip(pod.key, pod.name, [label], classes + " victim");
+      chip.title = `preempted for ${victimFor.split("/").pop()}: terminating`;
+      pods.append(chip);
     }
     for (const pod of incoming.get(name) || []) {
-      const label = pod.where === "waiting" ? "Permit" : "assumed";
-      pods.append(podChip(pod.key, pod.name, [el("small", {}, label)], "incoming"));
+      let label = "nominated";
+      if (pod.where === "waiting") label = "Permit";
+      else if (pod.assumed) label = "assumed";
+      const classes = "incoming" + (label === "nominated" ? " nominated" : "");
+      const chip = podChip(pod.key, pod.name, [el("small", {}, label)], classes);
+      if (label === "nominated") chip.title = "status.nominatedNodeName: its victims make room";
+      pods.append(chip);
     }
     section.append(pods);
     return section;
@@ -164,11 +209,12 @@ function resources(node) {
     if (total === undefined) continue;
     const used = node.requested[resource] || 0;
     const percent = total > 0 ? Math.min(100, (100 * used) / total) : 0;
+    const text = `${resource} ${quantity(resource, used)}/${quantity(resource, total)}`;
     rows.append(
       el(
         "div",
-        { class: "resource", "data-resource": resource },
-        el("span", {}, `${resource} ${quantity(resource, used)}/${quantity(resource, total)}`),
+        { class: "resource", "data-resource": resource, title: text },
+        el("span", {}, text),
         el("meter", { min: "0", max: "100", value: String(percent) }),
       ),
     );
@@ -241,7 +287,7 @@ function renderQueues() {
     return el(
       "div",
       { class: "queue", "data-queue": where },
-      el("h3", {}, title, " ", el("span", { class: "count" }, String(members.length))),
+      el("h3", { title }, title, " ", el("span", { class: "count" }, String(members.length))),
       list,
     );
   });
@@ -258,15 +304,21 @@ function render() {
   renderStatus();
   renderNodes();
   renderQueues();
-  const pod = state.selected && state.pods.get(state.selected);
-  if (pod && pod.rev !== state.selectedRev) loadDetail(state.selected);
+  // The pod the user picked; until then, the latest decision, followed as it changes.
+  const key = shownKey();
+  if (!key) return;
+  const pod = state.pods.get(key);
+  if (key !== state.shown || (pod && pod.rev !== state.shownRev)) loadDetail(key);
+}
+
+function shownKey() {
+  return state.selected || state.latest || null;
 }
 
 // --- one pod ----------------------------------------------------------------------------------
 
 function select(key) {
   state.selected = key;
-  state.selectedRev = -1;
   for (const chip of document.querySelectorAll(".pod")) {
     chip.classList.toggle("selected", chip.dataset.pod === key);
   }
@@ -275,16 +327,25 @@ function select(key) {
 
 async function loadDetail(key) {
   const pod = state.pods.get(key);
-  if (pod) state.selectedRev = pod.rev;
+  state.shown = key;
+  state.shownRev = pod ? pod.rev : -1;
   const response = await fetch(`/api/pod?key=${encodeURIComponent(key)}`);
-  if (key !== state.selected) return;
+  if (key !== shownKey()) return;
   if (response.ok) showDetail(await response.json());
   else showUnknown(key);
 }
 
+// Whether the panel shows the latest decision (no pod picked) or the pod the user picked.
+function showing(key) {
+  const auto = !state.selected;
+  $("detail").dataset.pod = key;
+  $("detail").dataset.auto = String(auto);
+  $("detail-hint").hidden = !auto;
+  $("detail-body").hidden = false;
+}
+
 function showDetail(pod) {
-  $("detail").hidden = false;
-  $("detail").dataset.pod = pod.key;
+  showing(pod.key);
   const bound = pod.where === "bound";
   // The terminal's titles: "Why this node" for a bound pod, "Why no node" for the others.
   $("detail-title").textContent = `${bound ? "Why this node" : "Why no node"}: ${pod.name}`;
@@ -296,6 +357,10 @@ function showDetail(pod) {
     if (pod.rejectors.length) summary += `, rejected by ${pod.rejectors.join(", ")}`;
     summary += ".";
     if (pod.message) summary += ` ${pod.message}`;
+    if (pod.nominated) summary += ` Nominated to ${pod.nominated} by preemption.`;
+  }
+  if (pod.preempted_by) {
+    summary += ` Preempted for ${pod.preempted_by.split("/").pop()}: terminating.`;
   }
   $("detail-summary").textContent = summary;
   $("detail-attempts").replaceChildren(
@@ -320,8 +385,7 @@ function showDetail(pod) {
 
 // A pod minisched recorded nothing for: bound by another scheduler, or forgotten.
 function showUnknown(key) {
-  $("detail").hidden = false;
-  $("detail").dataset.pod = key;
+  showing(key);
   $("detail-title").textContent = key.split("/").pop();
   $("detail-summary").textContent =
     `${key}: nothing recorded (another scheduler placed it, or the page has forgotten it).`;
