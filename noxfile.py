@@ -31,8 +31,8 @@ nox.options.default_venv_backend = "none"  # every session uses the one shared v
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["step1"]
 
-# One virtualenv for every session (about 300 MB), instead of one per session: following the
-# README runs a dozen sessions, and a venv each cost 2.5 GB and an install each.
+# One virtualenv for every session (260-375 MB, see the README), instead of one per session:
+# following the README runs a dozen sessions, and a venv each cost 2.5 GB and an install each.
 VENV = ROOT / ".nox" / "minisched"
 
 
@@ -82,18 +82,46 @@ def session_env(bindir: str) -> dict[str, str]:
     }
 
 
-def run(session: nox.Session, *args: str) -> None:
-    """``python -m ...`` in the shared venv, with :func:`session_env`."""
+# How long a program may take to finish after Ctrl-C before nox terminates it. nox's default
+# is 0.3 s, then SIGTERM: a runner cleaning up its scenario's objects and stopping its API
+# server often takes longer, and was cut short with a non-zero status, so nox said
+# "interrupted" even when the program would have ended with 0 (a --web run whose page the
+# user closed, a scheduler alone). The programs bound their own cleanup (a few seconds).
+INTERRUPT_TIMEOUT = 20.0
+
+
+def run(session: nox.Session, *args: str, prog: str | None = None) -> None:
+    """``python -m ...`` in the shared venv, with :func:`session_env`.
+
+    ``prog`` is the command the user typed (``nox -s step5 --``): the program's usage line and
+    argument errors name it instead of ``python -m ...`` (``MINISCHED_PROG``, read by
+    minisched/runner.py).
+    """
     interpreter = python(session)
     env = session_env(str(Path(interpreter).parent))
-    session.run(interpreter, "-m", *args, external=True, env=env)
+    if prog is not None:
+        env["MINISCHED_PROG"] = prog
+    session.run(
+        interpreter,
+        "-m",
+        *args,
+        external=True,
+        env=env,
+        interrupt_timeout=INTERRUPT_TIMEOUT,
+    )
 
 
 def make_step_session(number: int, title: str, built: bool) -> None:
     def step_session(session: nox.Session) -> None:
         if not built:
             session.error(f"step {number} ({title}) is not built yet")
-        run(session, "minisched.runner", str(number), *session.posargs)
+        run(
+            session,
+            "minisched.runner",
+            str(number),
+            *session.posargs,
+            prog=f"nox -s step{number} --",
+        )
 
     step_session.__doc__ = f"Run step {number}: {title}."
     nox.session(name=f"step{number}")(step_session)
@@ -153,7 +181,7 @@ def scheduler(session: nox.Session) -> None:
         session.error(
             f"step {number} ({step.title}) is not built yet; the steps are {runnable_steps()}"
         )
-    run(session, f"steps.step{number}", *args)
+    run(session, f"steps.step{number}", *args, prog=f"nox -s scheduler -- {number}")
 
 
 @nox.session

@@ -86,15 +86,21 @@ class EmbeddedServer:
         self.kubeconfig = str(Path(self._dir.name) / "kubeconfig")
         self.extra_args = list(extra_args)
         self.ready_timeout = ready_timeout
-        # Hex, because a token starting with "-" would be misread by argparse.
-        self.token = secrets.token_hex(24)
+        self.token = secrets.token_hex(24)  # kept for restart(): the same token again
         self.port = 0  # 0: let the server pick; restart() reuses the port it picked
         self.url = ""
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> EmbeddedServer:
+        # The token goes in a file only this user can read (mode 0600, in a 0700 directory):
+        # a command line is public, `ps` shows it to every user of the machine.
+        token_file = Path(self._dir.name) / "token"
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(self.token + "\n")
         cmd = [sys.executable, "-m", "minisched.apiserver", "--port", str(self.port)]
-        cmd += ["--kubeconfig", self.kubeconfig, "--token", self.token, "--exit-on-stdin-eof"]
+        cmd += ["--kubeconfig", self.kubeconfig, "--token-file", str(token_file)]
+        cmd += ["--exit-on-stdin-eof"]
         cmd += self.extra_args
         self.process = subprocess.Popen(
             cmd,

@@ -16,7 +16,9 @@ Two entry points:
   kube-scheduler binary, until Ctrl-C.
 
 Ctrl-C at any point stops the scheduler, cleans up the scenario's objects and stops the
-embedded server; the process then exits with status 130.
+embedded server; the process then exits with status 130 (interrupted). Except once a ``--web``
+run's story is over: the page then waits for that Ctrl-C, which is how such a run ends, so the
+status is 0.
 
 Failures end a run with one line on stderr and a non-zero status, never a traceback: a step
 that is not built (status 2, listing the ones that are), a kubeconfig that does not exist, an
@@ -340,6 +342,10 @@ def run_step(
                         # Before the scenario deletes its objects: the room looks at the page.
                         _print_summary(report, number, bindings, nodes)
                         page.end("scenario over: the page stays until Ctrl-C")
+                        # From here a Ctrl-C closes the page: the run succeeded (main, status 0).
+                        # Set before the line that invites it, so a Ctrl-C sent after reading
+                        # that line always counts as closing the page.
+                        _story_over.set()
                         report.console.print(
                             f"the live page stays at {page.url} until Ctrl-C", highlight=False
                         )
@@ -402,10 +408,20 @@ def _print_summary(
             report.print(report.why_this_node(pod))
 
 
+# What the user typed, when that was not ``python -m ...``: ``nox -s step5 --`` sets it to
+# itself, so that a usage line or an argument error names the command the user can run again.
+PROG_ENV = "MINISCHED_PROG"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m minisched.runner", description=__doc__)
+    prog = os.environ.get(PROG_ENV)
+    parser = argparse.ArgumentParser(prog=prog or "python -m minisched.runner", description=__doc__)
     parser.add_argument(
-        "step", help="the step to run (" + ", ".join(str(s.number) for s in steps.built()) + ")"
+        "step",
+        # Through nox the session names the step: usage and --help leave the argument out.
+        help=argparse.SUPPRESS
+        if prog
+        else "the step to run (" + ", ".join(str(s.number) for s in steps.built()) + ")",
     )
     _add_common_flags(parser)
     parser.add_argument(
@@ -431,6 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NoSuchStep, NoSuchSetting) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    _story_over.clear()
+    _closed_page.clear()
     _watch_sigint()
     try:
         run_step(
@@ -443,8 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             options=options,
         )
     except KeyboardInterrupt:
-        print("interrupted: scheduler, scenario objects and API server were shut down")
-        return 130
+        return _interrupted()
     except (cluster.ClusterError, WebError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -454,13 +471,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         # KeyboardInterrupt into a SchemaError. The run was interrupted all the same.
         if not _sigint.is_set():
             raise
-        print("interrupted: scheduler, scenario objects and API server were shut down")
-        return 130
+        return _interrupted()
     return 0
+
+
+def _interrupted() -> int:
+    """The exit status of a run that a Ctrl-C ended (its cleanup done): 0 when that Ctrl-C
+    closed a ``--web`` page whose story was over (the documented way to end such a run: nox
+    then reports success, not "interrupted"), else 130, the shell's status for SIGINT."""
+    if _closed_page.is_set():
+        print("page closed: scheduler, scenario objects and API server were shut down")
+        return 0
+    print("interrupted: scheduler, scenario objects and API server were shut down")
+    return 130
 
 
 # Set by the SIGINT handler below: whether a Ctrl-C came, whatever exception it turned into.
 _sigint = threading.Event()
+# Set by run_step once a --web run's story is over and its page waits for Ctrl-C.
+_story_over = threading.Event()
+# Set by the SIGINT handler when the first Ctrl-C came after that: it closed the page.
+_closed_page = threading.Event()
 
 
 def _watch_sigint() -> None:
@@ -468,6 +499,10 @@ def _watch_sigint() -> None:
     that handler is installed: a parent that set SIGINT to default or ignore keeps its choice."""
 
     def on_sigint(signum: int, frame: Any) -> None:
+        # The handler runs between two bytecodes of the main thread, so _story_over is either
+        # set or not for the whole of it: which Ctrl-C this is decides the exit status.
+        if not _sigint.is_set() and _story_over.is_set():
+            _closed_page.set()
         _sigint.set()
         signal.default_int_handler(signum, frame)
 
@@ -480,7 +515,8 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
     """``python -m steps.stepN``: run that step's scheduler alone until Ctrl-C or SIGTERM."""
     number = int(package.rsplit("step", 1)[-1])
     parser = argparse.ArgumentParser(
-        prog=f"python -m {package}", description=steps.get(number).adds
+        prog=os.environ.get(PROG_ENV) or f"python -m {package}",
+        description=steps.get(number).adds,
     )
     _add_common_flags(parser)
     parser.add_argument(

@@ -191,10 +191,18 @@ def test_real_kube_scheduler_binds_a_pod(tmp_path: Path) -> None:
             if ev["object"].spec.node_name == "n1":
                 bound.set()
                 w.stop()
+        assert bound.is_set(), (tmp_path / "kube-scheduler.log").read_text(errors="replace")[-3000:]
+        # The scheduler records its event after the binding, from client-go's event broadcaster
+        # in the background: wait for it (a read right after the binding could find none).
+        reasons: list[str] = []
+        w = watch.Watch()
+        events = client.EventsV1Api(client.ApiClient(cfg))
+        for ev in w.stream(events.list_namespaced_event, "default", timeout_seconds=30):
+            reasons.append(ev["object"].reason)
+            if ev["object"].reason == "Scheduled":
+                w.stop()
         log = (tmp_path / "kube-scheduler.log").read_text(errors="replace")
-        assert bound.is_set(), log[-3000:]
-        events = client.EventsV1Api(client.ApiClient(cfg)).list_namespaced_event("default")
-        assert [e.reason for e in events.items] == ["Scheduled"], log[-3000:]
+        assert reasons == ["Scheduled"], log[-3000:]
     finally:
         if scheduler is not None:
             scheduler.terminate()

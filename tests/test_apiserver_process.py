@@ -92,3 +92,31 @@ def test_port_out_of_range_is_one_line(port: str) -> None:
     assert done.stderr.strip() == (
         f"--port must be between 0 and 65535 (0 picks a free port), not {port}"
     )
+
+
+def test_token_file_is_the_token_clients_must_send(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-token\n")
+    server = start_server(
+        "--token-file", str(token_file), "--kubeconfig", str(tmp_path / "kc"), own_token=True
+    )
+    try:
+        assert server.token == "s3cret-token"  # read back from the kubeconfig it wrote
+        assert "s3cret-token" not in " ".join(str(a) for a in server.proc.args)
+        _core(server.kubeconfig).list_node()  # accepted
+    finally:
+        assert server.stop() == 0, server.stderr
+
+
+@pytest.mark.parametrize("content", [None, "", "\n"], ids=["missing", "empty", "blank"])
+def test_a_token_file_without_a_token_is_one_line(tmp_path: Path, content: str | None) -> None:
+    token_file = tmp_path / "token"
+    if content is not None:
+        token_file.write_text(content)
+    done = _run("--port", "0", "--token-file", str(token_file))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--token-file" in lines[0] and "Traceback" not in lines[0], (
+        done.stderr
+    )

@@ -340,3 +340,22 @@ def test_the_scheduler_alone_outlives_its_api_server(tmp_path: Path) -> None:
     assert during.count("cannot reach the API server") == 1, during
     assert "watch failed" not in during and "Traceback" not in stderr.text(), stderr.text()
     assert "answers again" in stderr.text()
+
+
+def test_the_embedded_servers_token_is_not_on_its_command_line(cluster) -> None:  # type: ignore[no-untyped-def]
+    """A command line is public (``ps`` shows it to every user of the machine): the token the
+    child must accept reaches it in a file only this user can read, and still works."""
+    server, core = cluster
+    assert server.process is not None
+    argv = [str(a) for a in server.process.args]  # type: ignore[union-attr]
+    assert not [a for a in argv if server.token in a], argv
+    proc_cmdline = Path(f"/proc/{server.process.pid}/cmdline")
+    if proc_cmdline.exists():  # what ps reads, on Linux
+        assert server.token.encode() not in proc_cmdline.read_bytes()
+    token_file = Path(argv[argv.index("--token-file") + 1])
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert token_file.parent.stat().st_mode & 0o077 == 0  # and its directory is ours alone
+    # The server took that token: the kubeconfig it wrote carries it, and a client using it
+    # is let in.
+    assert f'token: "{server.token}"' in Path(server.kubeconfig).read_text()
+    core.list_node()

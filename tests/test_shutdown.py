@@ -100,16 +100,67 @@ def test_ctrl_c_exits_and_leaves_nothing_behind(step: int) -> None:
     assert len(processes_with(marker)) >= 2  # the runner and its API server
     proc.send_signal(signal.SIGINT)
     rest, errors = communicate(proc)
-    assert proc.returncode == 130, "".join(seen) + rest + errors
+    if proc.returncode == 0:
+        # The story was over before the Ctrl-C arrived (no pod waits on Permit before step 5,
+        # and some later stories are quick too): it closed the page, which is success
+        # (test_ctrl_c_once_the_story_is_over_closes_the_page). The summary comes first.
+        assert f"Step {step}: where each pod went" in rest, rest
+    else:
+        assert proc.returncode == 130, "".join(seen) + rest + errors
+        assert "interrupted: " in rest
     assert "Traceback" not in errors, errors
     # The cleanup deleted the pods: none of them is reported as an error (from step 5 on,
     # they were waiting on Permit), and nothing failed to update a pod that was gone.
     assert not [line for line in rest.splitlines() if line.startswith("error ")], rest
     assert errors == "", errors
+    assert_nothing_left(marker)
+
+
+@linux
+@pytest.mark.parametrize("step", built_steps(5, 5), ids=lambda n: f"step{n}")
+def test_ctrl_c_before_the_story_is_over_is_interrupted(step: int) -> None:
+    """The other side of a --web run's Ctrl-C: while a pod waits on Permit (8 s in step 5's
+    story) the story is not over, and a Ctrl-C interrupts it: status 130."""
+    marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
+    proc = start_runner(step, marker, "--web")
+    seen = read_until(proc, "Permit by NodeNumber (wait")
+    proc.send_signal(signal.SIGINT)
+    rest, errors = communicate(proc)
+    assert proc.returncode == 130, "".join(seen) + rest + errors
+    assert "where each pod went" not in rest
+    assert rest.splitlines()[-1] == (
+        "interrupted: scheduler, scenario objects and API server were shut down"
+    )
+    assert errors == "", errors
+    assert_nothing_left(marker)
+
+
+def assert_nothing_left(marker: str) -> None:
+    """The runner and everything it started (its API server) have exited."""
     deadline = time.monotonic() + 10
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)  # sleep-ok: polling /proc for the child's exit; there is no event
     assert processes_with(marker) == []
+
+
+@linux
+@pytest.mark.parametrize("step", [1, *built_steps(5, 5)], ids=lambda n: f"step{n}")
+def test_ctrl_c_once_the_story_is_over_closes_the_page(step: int) -> None:
+    """The documented end of a ``--web`` run: the story told, the page says it stays until
+    Ctrl-C; that Ctrl-C is success (status 0, so nox says "successful", not "interrupted"),
+    and it still cleans everything up."""
+    marker = f"MINISCHED_SHUTDOWN_TEST={uuid.uuid4()}"
+    proc = start_runner(step, marker, "--web")
+    seen = read_until(proc, "the live page stays at")
+    proc.send_signal(signal.SIGINT)
+    rest, errors = communicate(proc)
+    assert proc.returncode == 0, "".join(seen) + rest + errors
+    assert "interrupted" not in rest
+    assert rest.splitlines()[-1] == (
+        "page closed: scheduler, scenario objects and API server were shut down"
+    )
+    assert errors == "", errors
+    assert_nothing_left(marker)
 
 
 @linux

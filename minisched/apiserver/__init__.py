@@ -35,7 +35,7 @@ Modules, in the order a request meets them:
 Process contract (``minisched.cluster`` relies on it)::
 
     python -m minisched.apiserver [--host 127.0.0.1] [--port 0] [--kubeconfig PATH]
-        [--token TOKEN] [--watch-history N] [--exit-on-stdin-eof] [--data-dir DIR] [--tls]
+        [--token-file PATH] [--watch-history N] [--exit-on-stdin-eof] [--data-dir DIR] [--tls]
         [--state-dir DIR]
 
 prints exactly one line ``minisched-apiserver ready url=http://127.0.0.1:PORT

@@ -11,6 +11,11 @@ contract that ``minisched.cluster`` relies on:
   kubectl sends bearer tokens only over TLS (kubernetes/kubectl#744), so over plain HTTP it
   gets 401 Unauthorized; the official Python client sends the token either way. Making the
   certificate needs the ``openssl`` command (without it: one line saying so, exit 1);
+- the bearer token clients must send: ``--token-file PATH`` (its first line; what
+  ``minisched.cluster`` passes, the file mode 0600), else the one kept in ``--state-dir``, else
+  a random one; it goes into the kubeconfig. ``--token T`` also works, but a command line is
+  public: ``ps`` shows it to every user of the machine (kube-apiserver takes its tokens from a
+  file too, ``--token-auth-file``);
 - ``--state-dir DIR`` keeps the server's identity (the certificate and key, the token) in DIR:
   a restarted server is the same server to its clients (kube-apiserver's ``--cert-dir`` and
   token file), so a kubeconfig written before the restart still works. Without it every
@@ -54,7 +59,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--port", type=int, default=0, help="port to listen on (0-65535); 0 picks a free one"
     )
     p.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp dir)")
-    p.add_argument("--token", help="the bearer token clients must send (default: random)")
+    token_source = p.add_mutually_exclusive_group()
+    token_source.add_argument(
+        "--token-file",
+        help="read the bearer token clients must send from this file's first line "
+        "(default: random, or the one kept in --state-dir)",
+    )
+    token_source.add_argument(
+        "--token",
+        help="the bearer token itself (ps shows it to every user: prefer --token-file)",
+    )
     p.add_argument(
         "--watch-history",
         type=int,
@@ -242,10 +256,22 @@ def state_identity(state_dir: str, host: str, tls: bool) -> tuple[str, tuple[str
     return token, (cert, key)
 
 
+def read_token_file(path: str) -> str:
+    """The token in the first line of ``path``; SetupError (one line) if there is none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.readline().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"cannot read --token-file {path}: {exc}") from None
+    if not token:
+        raise SetupError(f"--token-file {path} is empty: its first line should be the token")
+    return token
+
+
 async def serve(args: argparse.Namespace, kubeconfig: str) -> None:
     tls = None
     ca_data = ""
-    token = args.token
+    token = args.token or (read_token_file(args.token_file) if args.token_file else None)
     if args.state_dir:
         kept_token, tls = state_identity(args.state_dir, args.host, args.tls)
         token = token or kept_token

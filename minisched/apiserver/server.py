@@ -383,8 +383,11 @@ class ApiServer:
             return await self._dispatch(request)
         except ApiError as exc:
             return json_response(exc.body, exc.status)
-        except (asyncio.CancelledError, ConnectionResetError, httpd.BadRequest):
-            raise  # the client left, or sent a body that is not HTTP (httpd answers it)
+        except (asyncio.CancelledError, ConnectionError, ssl.SSLError, httpd.BadRequest):
+            # The client left (a reset, or over TLS an alert or a broken record from a client
+            # torn down mid-read), or sent a body that is not HTTP: httpd ends or answers the
+            # connection. Neither is a bug of this server, so no traceback.
+            raise
         except Exception as exc:  # a bug: never let a traceback reach the client
             log.error(
                 "unexpected error on %s %s:\n%s",
@@ -742,8 +745,13 @@ class ApiServer:
             if watcher is not None:
                 await self._stream(request, watcher, writer, res, timeout, bookmarks, start_rv)
             await response.write_eof()
-        except (ConnectionResetError, ConnectionError):
-            pass
+        except (ConnectionError, ssl.SSLError) as exc:
+            # A client that goes away is how most watches end (a scheduler's Ctrl-C ends all
+            # of its watches at once). Over TLS it is often not a clean close: a client that
+            # tears its connection down mid-read leaves an alert (TLSV1_ALERT_DECODE_ERROR) or
+            # a broken record, which the ssl module raises as SSLError, not ConnectionError.
+            # Upstream's watch handler just returns; here one debug line (--log-level DEBUG).
+            log.debug("watch of %s ended: the client left (%s)", res.name, exc)
         finally:
             if watcher is not None:
                 self.store.stop_watch(watcher)
