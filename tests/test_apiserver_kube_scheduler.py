@@ -292,3 +292,29 @@ def test_protobuf_bodies_of_namespace_binding_and_event(server: Server) -> None:
     node = _envelope("v1", "Node", _field(1, _field(1, "proto-node")))
     assert _post_protobuf(server, "/api/v1/nodes", node).status == 415
     assert _post_protobuf(server, "/api/v1/namespaces", b"not protobuf").status == 415
+
+
+def test_a_protobuf_delete_options_body_is_read(server: Server) -> None:
+    """A real kube-scheduler deletes preemption's victims with client-go's default protobuf
+    DeleteOptions body: before it was read, every such delete was a 415 and no preemption by
+    kube-scheduler ever completed on the embedded server."""
+    pod = {"metadata": {"name": "victim"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    created = urllib3.request(
+        "POST",
+        server.url + "/api/v1/namespaces/default/pods",
+        body=json.dumps(pod).encode(),
+        headers={"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"},
+    )
+    assert created.status == 201
+    options = _envelope("meta.k8s.io/v1", "DeleteOptions", _field(1, 0) + _field(4, "Background"))
+    r = urllib3.request(
+        "DELETE",
+        server.url + "/api/v1/namespaces/default/pods/victim",
+        body=options,
+        headers={
+            "Authorization": f"Bearer {server.token}",
+            "Content-Type": "application/vnd.kubernetes.protobuf",
+        },
+    )
+    assert r.status == 200, r.data[:300]
+    assert _get(server, "/api/v1/namespaces/default/pods/victim").status == 404

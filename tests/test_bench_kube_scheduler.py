@@ -183,6 +183,23 @@ def test_step3_scenario_scheduled_by_kube_scheduler() -> None:
 
 
 @needs_binary
+def test_step11_scenario_kube_scheduler_preempts_as_step11_does() -> None:
+    """Step 11's story with the binary scheduling its pods: it preempts batch-c on north and
+    binds payments there, as step 11 does (the victim's delete is a protobuf DeleteOptions,
+    which the embedded server must read). The other pods go where step 11 puts them: each
+    had one node with room when it came."""
+    bindings = kube_scheduler.run_scenario(11, str(KUBE_SCHEDULER), embedded=True, say=print)
+    assert bindings == {
+        "batch-a": "east",
+        "batch-b": "east",
+        "api": "west",
+        "web": "north",
+        "ledger": "south",
+        "payments": "north",
+    }
+
+
+@needs_binary
 def test_runner_flag_binds_every_pod_of_step2(capsys: pytest.CaptureFixture[str]) -> None:
     """``python -m minisched.runner 2 --kube-scheduler PATH``: the bindings table has no pending
     pod (the tolerant pod may take a cordoned node: it tolerates the cordon)."""

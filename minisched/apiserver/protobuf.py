@@ -6,9 +6,9 @@ built-in types as protobuf by default (kube-scheduler's ``--kube-api-content-typ
 typed generators such as ``kubectl create namespace``), and does not retry as JSON on a 415.
 
 Not implemented: protobuf for anything but the bodies of Binding (``pods/binding``),
-Namespace and events.k8s.io/v1 Event creates (other protobuf bodies still get 415), and
-protobuf responses (answers are JSON, which those clients also accept). Fields not listed in
-the schemas below are skipped.
+Namespace and events.k8s.io/v1 Event creates, and DeleteOptions (other protobuf bodies still
+get 415), and protobuf responses (answers are JSON, which those clients also accept). Fields
+not listed in the schemas below are skipped.
 """
 
 from __future__ import annotations
@@ -114,7 +114,17 @@ _OBJECT_REFERENCE = {
     6: ("resourceVersion", "str"),
     7: ("fieldPath", "str"),
 }
+# meta/v1 DeleteOptions, the body of a DELETE (client-go sends one with every delete).
+_DELETE_OPTIONS = {
+    1: ("gracePeriodSeconds", "int"),
+    2: ("preconditions", {1: ("uid", "str"), 2: ("resourceVersion", "str")}),
+    3: ("orphanDependents", "bool"),
+    4: ("propagationPolicy", "str"),
+    5: ("dryRun", "strs"),
+}
 _SCHEMAS: dict[tuple[str, str], JSON] = {
+    ("meta.k8s.io/v1", "DeleteOptions"): _DELETE_OPTIONS,
+    ("v1", "DeleteOptions"): _DELETE_OPTIONS,
     ("v1", "Binding"): {1: ("metadata", _OBJECT_META), 2: ("target", _OBJECT_REFERENCE)},
     ("v1", "Namespace"): {
         1: ("metadata", _OBJECT_META),

@@ -621,10 +621,10 @@ class ApiServer:
         self._reject_dry_run(query)
         options: JSON = {}
         if body.strip():
-            self._check_content_type(request, WRITE_TYPES)
             from .registry import decode
 
-            options = decode("DeleteOptions", parse_json(body, "DeleteOptions"))
+            # A real kube-scheduler deletes preemption's victims with a protobuf DeleteOptions.
+            options = decode("DeleteOptions", self._create_body(request, body, "DeleteOptions"))
         grace = _int_param(query, "gracePeriodSeconds")
         if grace is not None:
             options["gracePeriodSeconds"] = grace
