@@ -111,6 +111,8 @@ COMMON_INPUTS = (
     "minisched/web/static/**/*",
     "minisched/steps.py",
     "minisched/podresources.py",
+    "minisched/podstate.py",
+    "minisched/recorder.py",
     "minisched/report.py",
     "minisched/scenario.py",
 )

@@ -97,11 +97,6 @@ class _TimerClock:
             return due, timer
         return None
 
-    def pending(self) -> int:
-        """How many timers are armed and not stopped."""
-        with self._lock:
-            return sum(1 for _, _, t in self._heap if not t.stopped)
-
 
 class Clock(_TimerClock):
     """The real clock: monotonic time, timers fired by one daemon thread.
@@ -165,14 +160,22 @@ class FakeClock(_TimerClock):
                 self._now = max(self._now, popped[0])
             popped[1].fn()
 
+    def pending(self) -> int:
+        """How many timers are armed and not stopped."""
+        with self._lock:
+            return self._armed()
+
     def wait_for_timers(self, count: int, timeout: float = 5.0) -> bool:
         """Block until at least ``count`` timers are armed: how a test knows that code running
         in another thread has reached its timer (a permit wait, say) before advancing."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while sum(1 for _, _, t in self._heap if not t.stopped) < count:
+            while self._armed() < count:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._lock.wait(timeout=left)
             return True
+
+    def _armed(self) -> int:
+        return sum(1 for _, _, t in self._heap if not t.stopped)

@@ -268,7 +268,6 @@ class Informer(Generic[T]):
         self._resp_lock = threading.Lock()
         self._resp: Any = None
         self.last_sync_resource_version = ""
-        self.relists = 0  # how many times the informer listed; tests and the report read it
 
     # --- the public surface -------------------------------------------------------------
 
@@ -333,7 +332,6 @@ class Informer(Generic[T]):
         resp = self.list_func(_preload_content=False, **self.selectors)
         body = json.loads(resp.data)
         self._outages.answered(self.host)
-        self.relists += 1
         items = {}
         for raw in body.get("items") or []:
             obj = decode(self.item_type, raw)

@@ -78,7 +78,6 @@ class FakeKubelet:
         self.namespace = namespace
         self.nodes = nodes
         self.say = say
-        self.finished: list[str] = []  # names of the pods it finished, in order (tests read it)
         self._lock = threading.Lock()
         self._finishing: set[str] = set()
         self._informer: Informer[client.V1Pod] | None = None
@@ -148,7 +147,6 @@ class FakeKubelet:
             self._finishing.add(meta.uid)
         if self.say is not None:
             self.say(f"kubelet: {node} finished terminating pod {meta.name}")
-        self.finished.append(meta.name)
         try:
             self.core.delete_namespaced_pod(
                 meta.name,

@@ -4,32 +4,9 @@ Upstream counterpart: none in the scheduler; it plays the part of kube-scheduler
 ``kubectl get pods -o wide`` and the kube-scheduler-simulator's per-plugin result annotations
 (``kube-scheduler-simulator.sigs.k8s.io/filter-result``, ``score-result``).
 
-Steps never import rich. They call one small interface, ``Recorder.record(event, **fields)``,
-and this module turns what they recorded into tables. The events a step may record:
-
-===============  ===========================================================================
-``queue``        pod, queue (activeQ/podBackoffQ/unschedulableQ/none), event: a queue move
-``attempt``      pod: a scheduling cycle started for the pod
-``filter``       pod, node, plugin, reason: a Filter plugin rejected the node
-``feasible``     pod, passed, nodes, nominated: how many of the nodes passed Filter (nominated:
-                 only the pod's nominated node was tried, and it passed); from step 12 also
-                 checked, start, to_find: the nodes Filter examined, from which index, and
-                 how many feasible nodes were enough (numFeasibleNodesToFind)
-``prescore``     pod, plugin, key, data: what a PreScore plugin wrote to CycleState
-``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
-``selected``     pod, node, among (step 1: how many nodes the random pick was among)
-``permit``       pod, plugin, wait, timeout: a Permit plugin holds the pod for ``wait`` seconds
-``assumed``      pod, node: the scheduler cache counts the pod on the node before it is bound
-``forgotten``    pod, node: after a failure, Unreserve ran and the cache forgot the assumed pod
-``unschedulable`` pod, message: the cycle failed, with the FitError message
-``waiting``      pod, node, plugins: Permit made the pod wait
-``preemption``   pod, message: a step of the pod's preemption (eligibility, a candidate, the pick)
-``nominated``    pod, node: preemption nominated the node for the pod (status.nominatedNodeName)
-``preempted``    pod, by, node: the pod was evicted to make room for ``by``
-``bound``        pod, node: the binding was accepted by the API server
-``error``        pod, message: anything else that went wrong for the pod
-``say``          line: a line of the scenario's own (``Report.say``)
-===============  ===========================================================================
+Steps never import rich. They call one small interface, ``Recorder.record(event, **fields)``
+(minisched/recorder.py lists the events); minisched/podstate.py folds them into each pod's
+state, and this module shows that state as lines and tables.
 
 Every event of interest is one plain line, so tests and CI logs can read it; on a terminal the
 three queues are also shown as a live table below those lines (erased when the run ends with
@@ -54,25 +31,31 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-V = TypeVar("V")
-QUEUES = ("activeQ", "podBackoffQ", "unschedulableQ")
-FIFO = "FIFO"  # steps 1-5 have one queue, a FIFO; step 6 brings the three above
-WAITING = "waiting on Permit"  # not a queue: the pods between Permit and their binding
+from .podstate import FIFO, GONE, QUEUES, WAITING, PodState, find_pod, natural
+from .recorder import PER_NODE
+
+__all__ = [
+    "PIPE_WIDTH",
+    "Listener",
+    "NodeResources",
+    "Report",
+    "new_console",
+]
+
+# The live table's column of the pods between Permit and their binding (not a queue).
+WAITING_COLUMN = "waiting on Permit"
 
 # Off a terminal, rich assumes 80 columns: step titles would wrap mid-phrase and table cells
 # split, so a run captured to a file or a pipe would not read like the terminal run the
 # chapters quote. Off a terminal the console is this wide, unless $COLUMNS says otherwise.
 PIPE_WIDTH = 200
-
-# The events that carry one node's result: recorded once per node (and plugin) every cycle.
-PER_NODE = frozenset({"filter", "score"})
 
 # A summary table of more nodes than this folds its rows (a cluster of hundreds of nodes):
 # "Why this node" shows the best-scored nodes and counts the rest, with the rejected nodes
@@ -88,28 +71,6 @@ _DONE = frozenset({"bound", "error", "unschedulable"})
 Listener = Callable[[str, dict[str, Any], str], None]
 
 
-class Recorder(Protocol):
-    """What a step calls to make its decisions visible."""
-
-    def record(self, event: str, /, **fields: Any) -> None: ...
-
-    def wants_detail(self, pod: str) -> bool:
-        """Whether the per-node events (PER_NODE) of ``pod`` are kept: a step asks once per
-        cycle and records one per node only then, as upstream checks klog.V(10).Enabled()
-        once before logging every node's score."""
-        ...
-
-
-class NullRecorder:
-    """Records nothing: the default when a step runs alone."""
-
-    def record(self, event: str, /, **fields: Any) -> None:
-        return None
-
-    def wants_detail(self, pod: str) -> bool:
-        return False
-
-
 @dataclass(frozen=True)
 class NodeResources:
     """A node's requests and allocatable as the scheduler counts them (from step 10): CPU in
@@ -122,27 +83,6 @@ class NodeResources:
     allowed_pods: int
     allocatable_milli_cpu: int
     allocatable_memory: int
-
-
-@dataclass
-class PodView:
-    """What the report knows about one pod; everything but ``attempts``, ``queue`` and
-    ``node`` is from its last attempt. ``filters`` and ``scores`` (per node) stay empty for a
-    pod whose detail is not kept."""
-
-    attempts: int = 0
-    queue: str = ""
-    filters: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> (plugin, reason)
-    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> score
-    passed: int = -1  # how many nodes passed Filter (-1: not recorded)
-    nodes: int = 0  # ... of how many
-    among: int = 0  # step 1: the random pick was among this many nodes
-    permit: dict[str, tuple[float, float]] = field(default_factory=dict)  # plugin -> wait, timeout
-    selected: str = ""
-    node: str = ""
-    message: str = ""
-    nominated: str = ""  # the node preemption nominated for the pod
-    nominated_first: bool = False  # the last attempt tried its nominated node alone
 
 
 def new_console() -> Console:
@@ -174,7 +114,7 @@ class Report:
         self.live_view = self._is_terminal if live is None else live
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)  # notified after every event
-        self.pods: dict[str, PodView] = {}
+        self.pods: dict[str, PodState] = {}
         self._window = window
         self._followed: set[str] = set()
         self._recent: OrderedDict[str, None] = OrderedDict()  # the window, oldest first
@@ -288,10 +228,11 @@ class Report:
             self._remember_attempt(pod)
         view = self.pods.get(pod)
         if view is None:
-            view = self.pods[pod] = PodView()
-        line = self._update(view, pod, event, f)
+            view = self.pods[pod] = PodState()
+        view.apply(event, f)  # the one interpretation of the event (minisched/podstate.py)
+        line = self._line(view, pod, event, f)
         # A pod that will not be shown needs a view only while it is in a queue or a cycle.
-        if pod not in self._detailed and (event in _DONE or view.queue == "none"):
+        if pod not in self._detailed and (event in _DONE or view.where == GONE):
             del self.pods[pod]
         return line
 
@@ -308,35 +249,18 @@ class Report:
                 continue
             self._detailed.discard(old)
             view = self.pods.get(old)
-            if view is not None and view.queue in ("", "none"):
+            if view is not None and not view.queued:
                 del self.pods[old]
             elif view is not None:
                 view.filters.clear()
                 view.scores.clear()
 
-    def _update(self, view: PodView, pod: str, event: str, f: dict[str, Any]) -> str:
+    def _line(self, view: PodState, pod: str, event: str, f: dict[str, Any]) -> str:
+        """The event's plain line, or "" (``view`` has folded it in already)."""
         if event == "queue":
-            view.queue = f["queue"]
             self._fifo_seen = self._fifo_seen or f["queue"] == FIFO  # though bound when shown
             return f"queue    {pod}: -> {f['queue']} ({f.get('event', '')})"
-        if event == "attempt":
-            view.attempts += 1
-            view.queue = ""
-            view.filters.clear()
-            view.scores.clear()
-            view.passed, view.nodes, view.among = -1, 0, 0
-            view.nominated_first = False
-            view.permit.clear()
-            view.selected = view.message = ""
-            return ""
-        if event == "filter":
-            view.filters[f["node"]] = (f["plugin"], f["reason"])
-            return ""
-        if event == "feasible":
-            view.passed, view.nodes = int(f["passed"]), int(f["nodes"])
-            view.nominated_first = bool(f.get("nominated"))
-            if "to_find" not in f:
-                return ""
+        if event == "feasible" and "to_find" in f:
             return (
                 f"filter   {pod}: checked {f['checked']} of {f['nodes']} nodes from index "
                 f"{f['start']}, found {f['passed']} feasible "
@@ -344,25 +268,13 @@ class Report:
             )
         if event == "prescore":
             return f"prescore {pod}: {f['plugin']} wrote {f['key']} = {f['data']!r} to CycleState"
-        if event == "score":
-            view.scores.setdefault(f["node"], {})[f["plugin"]] = int(f["score"])
-            return ""
-        if event == "selected":
-            view.selected = f["node"]
-            view.among = int(f.get("among", 0))
-            return ""
-        if event == "permit":
-            view.permit[f["plugin"]] = (float(f["wait"]), float(f["timeout"]))
-            return ""
         if event == "unschedulable":
-            view.message = f["message"]
             return f"pending  {pod}: {f['message']}"
         if event == "assumed":
             return f"assumed  {pod} -> {f['node']}"
         if event == "forgotten":
             return f"forgot   {pod} on {f['node']}: Unreserve ran, the cache no longer counts it"
         if event == "waiting":
-            view.queue = WAITING
             # Each plugin, with how long it holds the pod and its timeout when it said so.
             plugins = ", ".join(
                 f"{p} (wait {_seconds(view.permit[p][0])}, timeout {_seconds(view.permit[p][1])})"
@@ -374,16 +286,12 @@ class Report:
         if event == "preemption":
             return f"preempt  {pod}: {f['message']}"
         if event == "nominated":
-            view.nominated = f["node"]
             return f"nominate {pod} -> {f['node']} (status.nominatedNodeName)"
         if event == "preempted":
             return f"preempted {pod} on {f['node']}, for {f['by']}: deleted, gracefully"
         if event == "bound":
-            view.node = f["node"]
-            view.queue = ""
             return f"bound    {pod} -> {f['node']}"
         if event == "error":
-            view.message = f["message"]
             return f"error    {pod}: {f['message']}"
         return ""
 
@@ -416,9 +324,7 @@ class Report:
                 # its pods, and the lines above say where each went): an empty table would say
                 # nothing, so rich erases it (transient). Pods still queued (a run cut short)
                 # leave the last table, which says where they wait.
-                self._live.transient = not any(
-                    v.queue in (*QUEUES, FIFO, WAITING) for v in self.pods.values()
-                )
+                self._live.transient = not any(v.queued for v in self.pods.values())
                 self._live.update(self.queue_table(), refresh=True)
                 self._live.__exit__(None, None, None)
                 self._live = None
@@ -434,15 +340,15 @@ class Report:
         table = Table(title="Scheduling queue")
         with self._lock:
             # A step that queues pods in a FIFO has none of the three queues: show what it has.
-            fifo = any(v.queue == FIFO for v in self.pods.values())
+            fifo = any(v.where == FIFO for v in self.pods.values())
             names = (FIFO, WAITING) if fifo or self._fifo_seen else (*QUEUES, WAITING)
             self._fifo_seen = self._fifo_seen or fifo
             columns = [
-                sorted(p.rsplit("/", 1)[-1] for p, v in self.pods.items() if v.queue == q)
+                sorted(p.rsplit("/", 1)[-1] for p, v in self.pods.items() if v.where == q)
                 for q in names
             ]
         for name in names:
-            table.add_column(name)
+            table.add_column(WAITING_COLUMN if name == WAITING else name)
         for row in range(max((len(c) for c in columns), default=0)):
             table.add_row(*(c[row] if row < len(c) else "" for c in columns))
         return table
@@ -504,13 +410,13 @@ class Report:
         table.add_column("filter")
         table.add_column("scores")
         with self._lock:
-            view = self._find(pod) or PodView()
+            view = self._find(pod) or PodState()
             # The selected node too: it has no scores when it was the only one to pass.
             passed = set(view.scores) | ({view.selected} if view.selected else set())
             if len(set(view.filters) | passed) > FOLD_ROWS:
                 self._folded_rows(table, view, passed)
                 return table
-            nodes = sorted(set(view.filters) | passed, key=_natural)
+            nodes = sorted(set(view.filters) | passed, key=natural)
             for node in nodes:
                 if node in view.filters:
                     plugin, reason = view.filters[node]
@@ -520,17 +426,17 @@ class Report:
         return table
 
     @staticmethod
-    def _scores_cell(view: PodView, node: str) -> str:
+    def _scores_cell(view: PodState, node: str) -> str:
         per_plugin = sorted(view.scores.get(node, {}).items())
         scores = ", ".join(f"{p} {s}" for p, s in per_plugin)
         return scores + (" <- selected" if node == view.selected else "")
 
-    def _folded_rows(self, table: Table, view: PodView, passed: set[str]) -> None:
+    def _folded_rows(self, table: Table, view: PodState, passed: set[str]) -> None:
         """A table of many nodes: the selected node and the best-scored ones, the other nodes
         that passed in one row, and the rejected nodes in one row per reason."""
         totals = {n: sum(view.scores.get(n, {}).values()) for n in passed}
-        best = sorted(passed, key=lambda n: (n != view.selected, -totals[n], _natural(n)))
-        shown = sorted(best[:SHOWN_PASSED], key=_natural)
+        best = sorted(passed, key=lambda n: (n != view.selected, -totals[n], natural(n)))
+        shown = sorted(best[:SHOWN_PASSED], key=natural)
         for node in shown:
             table.add_row(node, "passed", self._scores_cell(view, node))
         rest = [totals[n] for n in best[SHOWN_PASSED:]]
@@ -553,7 +459,7 @@ class Report:
         table.add_column("cpu")
         table.add_column("memory")
         table.add_column("pods")
-        shown = sorted(nodes, key=lambda n: _natural(n.name))
+        shown = sorted(nodes, key=lambda n: natural(n.name))
         if len(shown) > FOLD_ROWS:
             shown = [n for n in shown if n.pods]  # many nodes: those that hold pods
         for n in shown:
@@ -576,7 +482,7 @@ class Report:
                 "window": len(self._recent),
             }
 
-    def _find(self, pod: str) -> PodView | None:
+    def _find(self, pod: str) -> PodState | None:
         """The view for ``pod``, given as ``namespace/name`` or just ``name``."""
         return find_pod(self.pods, pod)
 
@@ -639,20 +545,3 @@ def _bytes(value: int) -> str:
         if value and value % size == 0:
             return f"{value // size}{unit}"
     return str(value)
-
-
-def find_pod(pods: dict[str, V], pod: str) -> V | None:
-    """``pods[pod]``, where ``pod`` is ``namespace/name`` or just ``name``."""
-    if pod in pods:
-        return pods[pod]
-    for key, value in pods.items():
-        if key.rsplit("/", 1)[-1] == pod:
-            return value
-    return None
-
-
-def _natural(name: str) -> tuple[str, int]:
-    """Sort node2 before node10."""
-    stem = name.rstrip("0123456789")
-    digits = name[len(stem) :]
-    return stem, int(digits) if digits else -1

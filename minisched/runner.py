@@ -11,9 +11,12 @@ Two entry points:
   and ``scenarios/stepN.py`` against the embedded API server or the given cluster.
   ``--web`` also serves a live page of the run (minisched/web), up until Ctrl-C.
   ``--percentage-of-nodes-to-score N`` sets that scheduler setting, for the steps that have it
-  (``SETTINGS``); the others refuse it in one line.
+  (``minisched/cli.py``); the others refuse it in one line.
 - ``scheduler_main(package)``, behind ``python -m steps.stepN``: the scheduler alone, like the
   kube-scheduler binary, until Ctrl-C.
+
+Both apply the collector policy of ``minisched/gcpolicy.py``, and read of the step's Scheduler
+only what ``minisched/steps.py`` states (``StepScheduler``, ``CountsRequests``).
 
 Ctrl-C at any point stops the scheduler, cleans up the scenario's objects and stops the
 embedded server; the process then exits with status 130 (interrupted). Except once a ``--web``
@@ -30,9 +33,7 @@ log one line when the server becomes unreachable and retry until it answers.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
-import inspect
 import logging
 import os
 import random
@@ -45,18 +46,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import cluster, goroutine, steps
+from .cli import (
+    DEFAULT_SEED,
+    PROG_ENV,
+    NoSuchSetting,
+    add_common_flags,
+    scheduler_options,
+    setup_logging,
+)
 from .clock import Clock
+from .gcpolicy import configure_gc, freeze_cache_once_listed
 from .informer import CONNECTION_LOGGER
-from .report import NodeResources, Recorder, Report
+from .recorder import Recorder
+from .report import NodeResources, Report
 from .scenario import NODE_SELECTOR, Scenario
+from .steps import CountsRequests, NoSuchStep, StepScheduler
 from .web import WebError
 
 if TYPE_CHECKING:
     from .web.server import WebPage
 
 log = logging.getLogger(__name__)
-
-DEFAULT_SEED = 1
 
 
 @dataclass
@@ -68,71 +78,6 @@ class Result:
     report: Report
 
 
-def setup_logging(verbose: int) -> None:
-    """klog-like lines on stderr: -v shows the scheduler's decisions, -vv the runtime's too."""
-    level = logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(
-        level=level,
-        format="%(levelname).1s%(asctime)s.%(msecs)03d %(name)s] %(message)s",
-        datefmt="%m%d %H:%M:%S",
-        stream=sys.stderr,
-        force=True,
-    )
-    logging.getLogger("urllib3").setLevel(logging.ERROR)
-
-
-# Differs from upstream: kube-scheduler leaves its collector alone (Go's runs when the heap has
-# grown by GOGC percent, 100 by default); CPython collects its youngest generation every 700
-# allocations. A cycle over 5000 nodes allocates tens of thousands of short-lived objects, so
-# with that default each cycle's objects are still alive at a dozen collections, are promoted,
-# and end up in the full collections that walk the whole cache. Measured with nox -s bench on
-# the real control plane (step 8): 40 -> 31 ms of CPU per pod at 5000 nodes, 188 -> 234 pods/s
-# at 500. 50,000 rather than 10,000: a cycle that scores 5000 nodes holds some 10,000 NodeScores
-# until it ends, so at 10,000 most cycles still met one collection, which walked them all (0.6 to
-# 1 ms of a 16 ms cycle, in-process); at 50,000 a run of 65 such cycles met none.
-GC_THRESHOLD = (50_000, 10, 10)
-
-
-# Differs from upstream as well: once the scheduler's informers have made their first lists,
-# if their caches hold at least this many objects, every object of the process is moved out of
-# the collector's sight (gc.freeze): the cache lives as long as the process, and otherwise every
-# full collection walks all of it. Measured with nox -s bench (step 3, 5000 nodes x 1000 pods,
-# before GC_THRESHOLD): 40 -> 24 ms per pod. Frozen objects are still freed when their last
-# reference goes; small caches (scenarios, tests) are left alone. Simplified: once, after the
-# first lists; the objects of a later relist (410 Gone, a server restart) stay in sight.
-FREEZE_CACHE_SIZE = 1000
-
-
-def configure_gc() -> None:
-    """Collect the young generation less often, for a process that runs a scheduler."""
-    gc.set_threshold(*GC_THRESHOLD)
-
-
-def freeze_cache_once_listed(scheduler: Any, thread: threading.Thread) -> threading.Thread:
-    """Start a thread that waits for the first lists of the scheduler's informers (while
-    ``thread``, the scheduler's, runs), then freezes a large cache (``freeze_cache``)."""
-    freezer = threading.Thread(
-        target=freeze_cache, args=(scheduler, thread), name="gc-freeze", daemon=True
-    )
-    freezer.start()
-    return freezer
-
-
-def freeze_cache(scheduler: Any, thread: threading.Thread) -> bool:
-    """Once the informers have listed, freeze the process's objects if the cache holds at least
-    ``FREEZE_CACHE_SIZE``; whether it did. Gives up when ``thread`` ends first."""
-    informers = (scheduler.pod_informer, scheduler.node_informer)
-    for informer in informers:
-        while not informer.wait_for_cache_sync(0.5):
-            if not thread.is_alive():
-                return False
-    if sum(len(informer.store.list_keys()) for informer in informers) < FREEZE_CACHE_SIZE:
-        return False
-    gc.collect()  # garbage frozen now would never be collected
-    gc.freeze()
-    return True
-
-
 def new_scheduler(
     step: steps.Step,
     api_client: Any,
@@ -142,10 +87,10 @@ def new_scheduler(
     node_selector: str | None,
     clock: Clock | None = None,
     **options: Any,
-) -> Any:
+) -> StepScheduler:
     """Build step N's Scheduler; every step takes the same keyword arguments."""
     module = importlib.import_module(f"{step.package}.scheduler")
-    return module.Scheduler(
+    scheduler: StepScheduler = module.Scheduler(
         api_client,
         rng=random.Random(seed),
         clock=clock or Clock(),
@@ -153,9 +98,10 @@ def new_scheduler(
         node_selector=node_selector,
         **options,
     )
+    return scheduler
 
 
-def _cache_probe(scheduler: Any, c: cluster.Cluster, timeout: float = 10.0) -> Any:
+def _cache_probe(scheduler: StepScheduler, c: cluster.Cluster, timeout: float = 10.0) -> Any:
     """A function that waits until the scheduler's informers hold the named objects.
 
     It looks up every half second whether the embedded server is still there: if it died, the
@@ -205,7 +151,9 @@ def version_reached(held: str | None, written: str) -> bool:
         return held == written
 
 
-def _wait_until_seen_deleted(scheduler: Any, namespace: str, timeout: float = 1.0) -> None:
+def _wait_until_seen_deleted(
+    scheduler: StepScheduler, namespace: str, timeout: float = 1.0
+) -> None:
     """Wait until the scheduler's pod informer has seen the cleanup delete the scenario's pods,
     so the scheduler handles those deletes (a pod waiting on Permit ends as deleted) before it
     is stopped, and the report's last table shows where each pod really ended."""
@@ -225,60 +173,6 @@ def _join_binding_threads(timeout: float = 1.0) -> None:
 
 class ServerGone(cluster.ClusterError):
     """The API server stopped answering in the middle of a run."""
-
-
-class NoSuchStep(ValueError):
-    """The step asked for does not exist or is not built; the message lists the ones that are."""
-
-
-class NoSuchSetting(ValueError):
-    """A scheduler setting was given to a step that does not have it yet."""
-
-
-# The scheduler settings the runner and the standalone scheduler take as flags: the keyword of
-# a step's Scheduler -> its name in upstream's KubeSchedulerConfiguration. A step has a setting
-# when its Scheduler takes the keyword; the earlier steps refuse the flag.
-SETTINGS = {
-    "percentage_of_nodes_to_score": "percentageOfNodesToScore",
-}
-
-
-def has_setting(step: steps.Step, keyword: str) -> bool:
-    """Whether step ``step``'s Scheduler takes the setting ``keyword``."""
-    module = importlib.import_module(f"{step.package}.scheduler")
-    return keyword in inspect.signature(module.Scheduler).parameters
-
-
-def scheduler_options(step: steps.Step, args: argparse.Namespace) -> dict[str, Any]:
-    """The settings given as flags, as keywords of the step's Scheduler; NoSuchSetting, in one
-    line, for a setting the step does not have."""
-    options: dict[str, Any] = {}
-    for keyword, name in SETTINGS.items():
-        value = getattr(args, keyword, None)
-        if value is None:
-            continue
-        if not has_setting(step, keyword):
-            having = [str(s.number) for s in steps.built() if has_setting(s, keyword)]
-            raise NoSuchSetting(
-                f"step {step.number} has no {name} setting (--{keyword.replace('_', '-')}); "
-                f"the steps that have it: {', '.join(having) or 'none built yet'}"
-            )
-        options[keyword] = value
-    return options
-
-
-def choose_step(text: str | int) -> steps.Step:
-    """The built step named by ``text`` ("5"); NoSuchStep, in one line, for anything else."""
-    runnable = ", ".join(str(s.number) for s in steps.built())
-    try:
-        step = steps.get(int(text))
-    except ValueError:
-        raise NoSuchStep(f"there is no step {text}; the steps are {runnable}") from None
-    if not step.built:
-        raise NoSuchStep(
-            f"step {step.number} ({step.title}) is not built yet; the steps are {runnable}"
-        )
-    return step
 
 
 def run_step(
@@ -304,7 +198,7 @@ def run_step(
     Raises NoSuchStep for a step that is not built, ClusterError when the API server cannot
     be reached, and ServerGone when it stops answering during the run.
     """
-    step = choose_step(number)
+    step = steps.choose(number)
     scenario_module = importlib.import_module(step.scenario)
     report = report or Report()
     with cluster.connect(kubeconfig, context, embedded=embedded) as c:
@@ -371,18 +265,14 @@ def run_step(
     return Result(step, bindings, report)
 
 
-def _node_resources(scheduler: Any) -> list[NodeResources]:
+def _node_resources(scheduler: StepScheduler) -> list[NodeResources]:
     """Each node's requested and allocatable, as the scheduler's cache counts them, for the
-    steps that count requests (from step 10, whose NodeInfo has ``non_zero_requested``)."""
-    cache = getattr(scheduler, "cache", None)
-    if cache is None:
+    steps that count requests (``CountsRequests``: from step 10, NodeResourcesFit)."""
+    if not isinstance(scheduler, CountsRequests):
         return []
-    snapshot = type(scheduler.snapshot)()
-    cache.update_snapshot(snapshot)
-    infos = [i for i in snapshot.node_infos().list() if hasattr(i, "non_zero_requested")]
     return [
         NodeResources(
-            info.node().metadata.name,
+            node.metadata.name,
             len(info.pods),
             info.requested.milli_cpu,
             info.requested.memory,
@@ -390,7 +280,8 @@ def _node_resources(scheduler: Any) -> list[NodeResources]:
             info.allocatable.milli_cpu,
             info.allocatable.memory,
         )
-        for info in infos
+        for info in scheduler.node_infos()
+        if (node := info.node()) is not None
     ]
 
 
@@ -408,11 +299,6 @@ def _print_summary(
             report.print(report.why_this_node(pod))
 
 
-# What the user typed, when that was not ``python -m ...``: ``nox -s step5 --`` sets it to
-# itself, so that a usage line or an argument error names the command the user can run again.
-PROG_ENV = "MINISCHED_PROG"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     prog = os.environ.get(PROG_ENV)
     parser = argparse.ArgumentParser(prog=prog or "python -m minisched.runner", description=__doc__)
@@ -423,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if prog
         else "the step to run (" + ", ".join(str(s.number) for s in steps.built()) + ")",
     )
-    _add_common_flags(parser)
+    add_common_flags(parser)
     parser.add_argument(
         "--kube-scheduler",
         metavar="PATH",
@@ -442,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a line of its own when the server goes away, one is enough.
         logging.getLogger(CONNECTION_LOGGER).setLevel(logging.ERROR)
     try:
-        step = choose_step(args.step)
+        step = steps.choose(args.step)
         options = scheduler_options(step, args)
     except (NoSuchStep, NoSuchSetting) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -518,7 +404,7 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
         prog=os.environ.get(PROG_ENV) or f"python -m {package}",
         description=steps.get(number).adds,
     )
-    _add_common_flags(parser)
+    add_common_flags(parser)
     parser.add_argument(
         "--node-selector",
         default=None,
@@ -592,57 +478,6 @@ def _page(args: argparse.Namespace) -> WebPage | None:
     from .web.server import WebPage  # aiohttp is imported only for a run that uses it
 
     return WebPage(port=args.web_port or 0)
-
-
-def _percentage(text: str) -> int:
-    """0..100, checked as upstream validates the KubeSchedulerConfiguration."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(
-            f"percentageOfNodesToScore: Invalid value: {value}: not in valid range [0-100]"
-        )
-    return value
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
-    return int(text)
-
-
-def _add_common_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default 1)")
-    parser.add_argument(
-        "--kubeconfig",
-        default=None,
-        help="use this cluster instead of the embedded API server (default: $KUBECONFIG)",
-    )
-    parser.add_argument("--context", default=None, help="kubeconfig context to use")
-    parser.add_argument(
-        "--embedded",
-        action="store_true",
-        help="use the embedded API server even when $KUBECONFIG is set",
-    )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v, -vv)")
-    parser.add_argument(
-        "--web",
-        action="store_true",
-        help="serve a live page of the nodes and queues on 127.0.0.1 (a free port, printed)",
-    )
-    parser.add_argument(
-        "--web-port", type=_port, default=None, help="the page's port (implies --web)"
-    )
-    parser.add_argument(
-        "--percentage-of-nodes-to-score",
-        type=_percentage,
-        default=None,
-        metavar="N",
-        help="percentageOfNodesToScore, 0..100: Filter stops once this share of the nodes fits"
-        " (default 0: adaptive, from 50%% down to 5%% as the cluster grows); steps that have it",
-    )
 
 
 if __name__ == "__main__":

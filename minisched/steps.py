@@ -6,12 +6,23 @@ its package ``steps/stepN`` exists; the manifest may name a step before it is bu
 ``nox -s stepN`` can say "not built yet" instead of "no such session", and a later step may be
 built first: it then grows from the last built step before it (``previous_built``). Steps 1-8
 are Part I, the workshop; Part II continues it from step 9, one feature per step.
+
+It also states what the runtime reads of a step's ``Scheduler`` (``StepScheduler``,
+``CountsRequests``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # the manifest imports nothing third-party (the noxfile reads it)
+    from kubernetes.client import V1Node, V1Pod
+
+    from .clock import Clock
+    from .informer import Informer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -143,3 +154,70 @@ def previous_built(number: int) -> Step | None:
     """
     before = [step for step in built() if step.number < number]
     return before[-1] if before else None
+
+
+class NoSuchStep(ValueError):
+    """The step asked for does not exist or is not built; the message lists the ones that are."""
+
+
+def choose(text: str | int) -> Step:
+    """The built step named by ``text`` ("5"); NoSuchStep, in one line, for anything else."""
+    runnable = ", ".join(str(s.number) for s in built())
+    try:
+        step = get(int(text))
+    except ValueError:
+        raise NoSuchStep(f"there is no step {text}; the steps are {runnable}") from None
+    if not step.built:
+        raise NoSuchStep(
+            f"step {step.number} ({step.title}) is not built yet; the steps are {runnable}"
+        )
+    return step
+
+
+# What the runtime reads of a step's Scheduler (the runner, the collector policy, the live
+# page), and nothing else: the steps are free to change the rest. tests/test_step_surface.py
+# holds every built step to it and the runner to reading no more.
+
+
+@runtime_checkable
+class StepScheduler(Protocol):
+    """Every step's ``Scheduler``: built with the keywords ``runner.new_scheduler`` passes,
+    ``run()`` until ``stop()``; its informers (the runner waits on their stores, the page adds
+    handlers to them), its clock and the scheduler name its pods ask for."""
+
+    scheduler_name: str
+    clock: Clock
+    pod_informer: Informer[V1Pod]
+    node_informer: Informer[V1Node]
+
+    def run(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class ResourceView(Protocol):
+    """What the runner reads of a NodeInfo's ``Resource``."""
+
+    milli_cpu: int
+    memory: int
+    allowed_pod_number: int
+
+
+class NodeInfoView(Protocol):
+    """What the runner reads of a NodeInfo (upstream's ``framework.NodeInfo``)."""
+
+    pods: list[Any]
+    requested: ResourceView
+    allocatable: ResourceView
+
+    def node(self) -> V1Node | None: ...
+
+
+@runtime_checkable
+class CountsRequests(StepScheduler, Protocol):
+    """The steps whose cache counts each node's requests (from step 10, NodeResourcesFit): the
+    runner's last table shows them."""
+
+    def node_infos(self) -> Sequence[NodeInfoView]:
+        """Each node's NodeInfo as the cache counts it now (a snapshot of its own)."""
+        ...

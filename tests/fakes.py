@@ -224,3 +224,25 @@ def scheduler_alone_args(kubeconfig: str) -> argparse.Namespace:
         web=False,
         web_port=None,
     )
+
+
+class CountedLists:
+    """An informer's list function that counts the lists that returned (the watches it also
+    opens are not counted): how a test sees that an informer relisted."""
+
+    def __init__(self, list_func: Any) -> None:
+        self.list_func = list_func
+        self.lists = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        resp = self.list_func(*args, **kwargs)
+        if not kwargs.get("watch"):
+            self.lists += 1
+        return resp
+
+
+def count_lists(informer: Any) -> CountedLists:
+    """Count ``informer``'s lists from now on (call it before the informer starts)."""
+    counted = CountedLists(informer.list_func)
+    informer.list_func = counted
+    return counted

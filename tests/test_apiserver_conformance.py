@@ -28,7 +28,8 @@ import urllib3
 from tests.apiserver_util import ServerProcess, start_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "conformance"
-# cases.jsonl: the first recording; cases-issue13.jsonl: recorded by record.py (issue 13).
+# cases.jsonl: the first recording; cases-issue13.jsonl and cases-issue31.jsonl: recorded by
+# record.py (issues 13 and 31).
 CASES = [
     json.loads(line)
     for path in sorted(FIXTURES.glob("cases*.jsonl"))
@@ -36,20 +37,6 @@ CASES = [
     if line
 ]
 CASES_BY_ID = {c["id"]: c for c in CASES}
-
-UNAUTHORIZED = {
-    "status": 401,
-    "content_type": "application/json",
-    "body": {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": "Unauthorized",
-        "reason": "Unauthorized",
-        "code": 401,
-    },
-}
 
 
 def _invalid_binding(field: str, reason: str, message: str) -> dict[str, Any]:
@@ -75,11 +62,6 @@ def _invalid_binding(field: str, reason: str, message: str) -> dict[str, Any]:
 
 # (case id, step index) -> (why we differ, the answer we give instead)
 EXPECTED_DIFFERENCES: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {
-    ("auth-anonymous-pods", 0): (
-        "issue 9: a request without a token is 401 Unauthorized here; the recording server had "
-        "anonymous access enabled and RBAC answered 403 for system:anonymous",
-        UNAUTHORIZED,
-    ),
     ("binding-bad-target", 2): (
         "upstream answers an empty target name with a 500 without reason (a bug); DESIGN.md "
         "asks for the fitting 4xx: 422 Invalid",

@@ -264,7 +264,6 @@ MALFORMED: list[tuple[str, str, str, Any, str | None, dict[str, str], int, str]]
         "BadRequest",
     ),
     ("unknown path", "GET", "/api/v1/namespaces/default/foos", None, None, {}, 404, "NotFound"),
-    ("unknown root", "GET", "/nope", None, None, {}, 404, "NotFound"),
     (
         "unknown version of a group",
         "GET",
@@ -406,9 +405,10 @@ def test_malformed_requests(
 @pytest.mark.parametrize(
     ("path", "token", "status"),
     [
-        ("/api/v1/namespaces/default/pods", None, 401),
+        ("/api/v1/namespaces/default/pods", None, 403),
         ("/api/v1/namespaces/default/pods", "wrong", 401),
-        ("/api", None, 401),
+        ("/api", None, 403),
+        ("/nope", None, 403),
         ("/version", "wrong", 401),
         ("/version", None, 200),
         ("/healthz", None, 200),
@@ -422,8 +422,12 @@ def test_access(
 ) -> None:
     r = call(server, http, "GET", path, token=token, content_type=None)
     assert r.status == status
-    if status == 401:
+    if status == 401:  # a token the server does not know
         assert json.loads(r.data)["reason"] == "Unauthorized"
+    if status == 403:  # no token: system:anonymous, whom RBAC refuses all but public paths
+        answer = json.loads(r.data)
+        assert answer["reason"] == "Forbidden"
+        assert 'User "system:anonymous" cannot' in answer["message"]
 
 
 def test_table_and_paging(server: Server, http: urllib3.PoolManager) -> None:
@@ -552,10 +556,14 @@ def test_data_dir_keeps_objects_across_a_restart(tmp_path: Any) -> None:
         assert second.stop() == 0
 
 
-@pytest.mark.parametrize("path", ["/apis/batch/v1", "/apis/cf.example.com", "/apis/x/v1/foos"])
+@pytest.mark.parametrize(
+    "path",
+    ["/apis/batch/v1", "/apis/cf.example.com", "/apis/x/v1/foos", "/nope", "/healthz/nope"],
+)
 def test_unknown_group_is_go_mux_404(server: Server, http: urllib3.PoolManager, path: str) -> None:
-    """kube-apiserver has no route for a group it does not serve: Go's mux answers plain text
-    (recorded in case discovery-unknown-group), not a Status."""
+    """kube-apiserver has no route for a group it does not serve, nor for a path outside
+    ``/api``, ``/apis`` and ``/version``: Go's mux answers plain text (recorded in cases
+    discovery-unknown-group and path-unknown-plain-text), not a Status."""
     r = call(server, http, "GET", path)
     assert r.status == 404
     assert r.headers["Content-Type"] == "text/plain; charset=utf-8"

@@ -1,5 +1,6 @@
-"""The embedded API server's HTTP/1.1 layer (minisched/apiserver/httpd.py), byte for byte on a
-socket: what net/http gives kube-apiserver's clients, and a Status for what is not HTTP."""
+"""The embedded API server's HTTP/1.1 layer (minisched/apiserver/httpd.py, parsing with h11),
+byte for byte on a socket: what net/http gives kube-apiserver's clients, and a Status for what
+is not HTTP."""
 
 from __future__ import annotations
 
@@ -176,6 +177,8 @@ def test_head_gets_the_headers_and_no_body(server: Server) -> None:
     ("raw", "status"),
     [
         (b"GET /version HTTP/1.1\r\nHost x\r\n\r\n", 400),  # no colon
+        # HTTP/1.1 without Host: net/http's "missing required Host header", and h11's.
+        (b"GET /version HTTP/1.1\r\nX-A: b\r\n\r\n", 400),
         (b"GET /ver sion HTTP/1.1\r\n\r\n", 400),  # four parts
         (b"GET /version HTTP/2.0\r\n\r\n", 505),
         (b"G(T /version HTTP/1.1\r\n\r\n", 400),  # not a token

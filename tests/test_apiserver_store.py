@@ -364,23 +364,23 @@ def test_status_subresource_keeps_the_spec_but_not_the_metadata() -> None:
 
 def test_delete_semantics() -> None:
     r = make_registry()
-    events: list[tuple[str, str]] = []
-    r.store.listeners.append(lambda ev: events.append((ev.type, ev.obj["metadata"]["name"])))
     r.create(PODS, "default", pod("unbound"))
     r.create(PODS, "default", pod("bound", nodeName="n1"))
-    events.clear()
+    _, watcher = r.store.watch("pods", "default", Selector("pods"), r.store.rv)
+
+    def events() -> list[tuple[str, str]]:
+        return [(t, ev.obj["metadata"]["name"]) for ev, t, _ in watcher.take_all()]
+
     answer, _ = r.delete(PODS, "default", "unbound", {})
     assert answer["metadata"]["deletionGracePeriodSeconds"] == 0
-    assert events == [(MODIFIED, "unbound"), (DELETED, "unbound")]
-    events.clear()
+    assert events() == [(MODIFIED, "unbound"), (DELETED, "unbound")]
     answer, _ = r.delete(PODS, "default", "bound", {})
     assert answer["metadata"]["deletionGracePeriodSeconds"] == 30
     assert answer["metadata"]["generation"] == 2
-    assert events == [(MODIFIED, "bound")]
+    assert events() == [(MODIFIED, "bound")]
     assert r.store.get("pods", ("default", "bound")) is not None  # Terminating
-    events.clear()
     r.delete(PODS, "default", "bound", {"gracePeriodSeconds": 0})
-    assert events == [(MODIFIED, "bound"), (DELETED, "bound")]
+    assert events() == [(MODIFIED, "bound"), (DELETED, "bound")]
     r.create(NODES, None, node("n1"))
     answer, _ = r.delete(NODES, None, "n1", {})
     assert answer["status"] == "Success" and answer["details"]["kind"] == "nodes"
@@ -411,11 +411,32 @@ def test_namespace_delete_removes_contents_and_protects_system_namespaces() -> N
     # runs right after the answer, see test_apiserver_http).
     assert answer["status"] == {"phase": "Terminating"}
     assert answer["metadata"]["deletionTimestamp"]
-    assert r.store.list("pods", "tmp") == [] and r.store.list("events", "tmp") == []
+    # The controller deletes pods gracefully: the bound one waits for its kubelet, and the
+    # namespace stays (Terminating, with the controller's conditions) until it is gone.
+    assert r.store.list("events", "tmp") == []
+    (left,) = r.store.list("pods", "tmp")
+    assert left["metadata"]["deletionGracePeriodSeconds"] == 30
+    ns = r.store.get("namespaces", ("", "tmp"))
+    assert ns is not None and ns["status"]["phase"] == "Terminating"
+    assert [c["reason"] for c in ns["status"]["conditions"]][:1] == ["ResourcesDiscovered"]
+    r.delete(PODS, "tmp", "p", {"gracePeriodSeconds": 0})  # the kubelet's final delete
     assert r.store.get("namespaces", ("", "tmp")) is None
     with pytest.raises(ApiError) as exc:
         r.delete(NAMESPACES, None, "default", {})
     assert status_of(exc) == (403, "Forbidden")
+
+
+def test_namespace_goes_when_a_finalized_pod_does() -> None:
+    """A pod held by a finalizer keeps its Terminating namespace; when the finalizer is
+    removed, the pod goes and so does the namespace (the controller's next pass)."""
+    r = make_registry()
+    r.create(NAMESPACES, None, {"metadata": {"name": "fin"}})
+    r.create(PODS, "fin", {**pod("p"), "metadata": {"name": "p", "finalizers": ["x.io/hold"]}})
+    r.delete(NAMESPACES, None, "fin", {})
+    assert r.store.get("namespaces", ("", "fin")) is not None
+    r.patch(PODS, "fin", "p", patch.MERGE_PATCH, {"metadata": {"finalizers": None}})
+    assert r.store.get("pods", ("fin", "p")) is None
+    assert r.store.get("namespaces", ("", "fin")) is None
 
 
 def test_binding_rules() -> None:

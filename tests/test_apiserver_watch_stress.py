@@ -30,6 +30,7 @@ from kubernetes import client
 
 from minisched.apiserver.server import Server
 from minisched.informer import Informer, ResourceEventHandler
+from tests.fakes import count_lists
 
 TIMEOUT = 30.0
 WRITES = 1000
@@ -210,6 +211,7 @@ def test_an_informer_that_fell_behind_gets_410_relists_and_ends_right(server: Se
         functools.partial(core.list_namespaced_pod, "default"), client.V1Pod
     )
     informer.add_event_handler(ResourceEventHandler(on_add=on_add))
+    lists = count_lists(informer)
     informer.start()
     try:
         assert informer.wait_for_cache_sync(TIMEOUT)
@@ -229,12 +231,12 @@ def test_an_informer_that_fell_behind_gets_410_relists_and_ends_right(server: Se
                 assert r.status == 200
         http.clear()
         assert server.call(server.store.watcher_count) == 0  # its watch was ended
-        relists = informer.relists
+        relists = lists.lists
         gate.set()
         expected = {"default/first"} | {f"default/r{i:04d}" for i in range(0, 1000, 2)}
         assert informer.store.wait_until(
-            lambda items: set(items) == expected and informer.relists > relists, TIMEOUT
-        ), (informer.relists, len(informer.store.list_keys()))
+            lambda items: set(items) == expected and lists.lists > relists, TIMEOUT
+        ), (lists.lists, len(informer.store.list_keys()))
     finally:
         gate.set()
         informer.stop()

@@ -15,7 +15,7 @@ import pytest
 from minisched import steps
 
 TIMEOUT = 60
-PROG_ENV = "MINISCHED_PROG"  # set by the noxfile, read by minisched/runner.py
+PROG_ENV = "MINISCHED_PROG"  # set by the noxfile, read by minisched/cli.py
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -32,9 +32,11 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def usage_and_error(text: str) -> tuple[str, str]:
-    """The first line of argparse's usage and its error line."""
+    """The first line of argparse's usage and its error line (what nox printed before it, an
+    install's warnings on a first run, is skipped)."""
     lines = text.strip().splitlines()
-    return lines[0], lines[-1]
+    first = next((i for i, line in enumerate(lines) if line.startswith("usage: ")), 0)
+    return lines[first], lines[-1]
 
 
 @pytest.mark.parametrize(

@@ -36,9 +36,10 @@ from kubernetes import client, config
 
 from minisched import steps
 from minisched.cluster import EmbeddedServer
-from minisched.report import NullRecorder
+from minisched.recorder import NullRecorder
 from minisched.runner import new_scheduler
 from tests.conftest import built_steps
+from tests.fakes import CountedLists, count_lists
 
 NODES = ["node-a", "node-b", "node-c"]  # names ending in a letter: NodeNumber's Permit does
 # not wait
@@ -213,6 +214,7 @@ class Run:
     thread: threading.Thread
     watch: PodWatch
     watch_thread: threading.Thread
+    pod_lists: CountedLists  # the scheduler's pod informer's lists
 
     def queued(self) -> set[str]:
         """The pods the scheduler's queue holds (any of its sub-queues)."""
@@ -239,6 +241,7 @@ def _start(server: EmbeddedServer, number: int, names: list[str]) -> Run:
     queue = scheduler.scheduling_queue
     queue.pod_initial_backoff_duration, queue.pod_max_backoff_duration = 0.1, 1.0
     queue.backoff_q_flush_period = 0.1  # read when the queue's loops start (step 8)
+    pod_lists = count_lists(scheduler.pod_informer)
     thread = threading.Thread(target=scheduler.run, name="scheduler", daemon=True)
     thread.start()
     # The watch has a client of its own: it must not share the scheduler's connection pool.
@@ -246,7 +249,7 @@ def _start(server: EmbeddedServer, number: int, names: list[str]) -> Run:
     watch = PodWatch(client.CoreV1Api(watch_client), set(names))
     watch_thread = threading.Thread(target=watch.run, name="pod-watch", daemon=True)
     watch_thread.start()
-    return Run(api_client, api, scheduler, thread, watch, watch_thread)
+    return Run(api_client, api, scheduler, thread, watch, watch_thread, pod_lists)
 
 
 def _check_outcome(
@@ -347,7 +350,7 @@ def test_api_server_restart_mid_run_loses_nothing(
             failed = scheduler_log.matching("Failed to bind")
             FIGURES["binds_failed_by_restart"] += len(failed)
             # The pod informer relisted (410 after the restart) to see the second batch.
-            assert run.scheduler.pod_informer.relists >= 2
+            assert run.pod_lists.lists >= 2
         finally:
             run.stop()
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec
 
-from minisched.report import NullRecorder
+from minisched.recorder import NullRecorder
 from tests.conftest import built_steps, step_module
 from tests.fakes import ListRecorder, make_pod, offline_scheduler
 

@@ -1,5 +1,6 @@
-"""The garbage collector of a process that runs a scheduler (minisched/runner.py): the young
-generation's threshold, and the freeze of a large cache once the informers have listed."""
+"""The garbage collector of a process that runs a scheduler (minisched/gcpolicy.py, which
+minisched/runner.py applies): the young generation's threshold, and the freeze of a large cache
+once the informers have listed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from minisched import runner
+from minisched import gcpolicy, runner
 from minisched.cluster import EmbeddedServer
 from minisched.report import Report
 from tests.fakes import scheduler_alone_args
@@ -33,8 +34,8 @@ def test_the_scheduler_alone_and_a_step_run_collect_the_young_generation_less_of
     gc.set_threshold(700, 10, 10)
     monkeypatch.setattr(runner, "run_step", run)
     assert runner.main(["1"]) == 0
-    assert seen == [runner.GC_THRESHOLD, runner.GC_THRESHOLD]
-    assert runner.GC_THRESHOLD[0] > 700
+    assert seen == [gcpolicy.GC_THRESHOLD, gcpolicy.GC_THRESHOLD]
+    assert gcpolicy.GC_THRESHOLD[0] > 700
 
 
 class FakeInformer:
@@ -57,9 +58,9 @@ def test_a_large_cache_is_frozen_once_both_informers_have_listed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     froze = _freezes(monkeypatch)
-    pods, nodes = FakeInformer(runner.FREEZE_CACHE_SIZE - 10), FakeInformer(10)
+    pods, nodes = FakeInformer(gcpolicy.FREEZE_CACHE_SIZE - 10), FakeInformer(10)
     scheduler = SimpleNamespace(pod_informer=pods, node_informer=nodes)
-    freezer = runner.freeze_cache_once_listed(scheduler, threading.current_thread())
+    freezer = gcpolicy.freeze_cache_once_listed(scheduler, threading.current_thread())
     pods.synced.set()
     assert not froze.wait(0.2)  # the node informer has not listed yet
     nodes.synced.set()
@@ -69,11 +70,11 @@ def test_a_large_cache_is_frozen_once_both_informers_have_listed(
 
 def test_a_small_cache_is_left_to_the_collector(monkeypatch: pytest.MonkeyPatch) -> None:
     froze = _freezes(monkeypatch)
-    pods, nodes = FakeInformer(runner.FREEZE_CACHE_SIZE - 11), FakeInformer(10)
+    pods, nodes = FakeInformer(gcpolicy.FREEZE_CACHE_SIZE - 11), FakeInformer(10)
     pods.synced.set()
     nodes.synced.set()
     scheduler = SimpleNamespace(pod_informer=pods, node_informer=nodes)
-    assert not runner.freeze_cache(scheduler, threading.current_thread())
+    assert not gcpolicy.freeze_cache(scheduler, threading.current_thread())
     assert not froze.is_set()
 
 
@@ -83,7 +84,7 @@ def test_the_wait_ends_with_a_scheduler_that_never_listed(monkeypatch: pytest.Mo
     ended = threading.Thread(target=lambda: None)
     ended.start()
     ended.join()
-    assert not runner.freeze_cache(scheduler, ended)
+    assert not gcpolicy.freeze_cache(scheduler, ended)
     assert not froze.is_set()
 
 
@@ -93,7 +94,7 @@ def test_the_scheduler_alone_and_a_step_run_freeze_a_large_cache(
     """Both ways a scheduler runs (``python -m steps.stepN``, ``nox -s stepN``) freeze; any
     cache is large here."""
     froze = _freezes(monkeypatch)
-    monkeypatch.setattr(runner, "FREEZE_CACHE_SIZE", 0)
+    monkeypatch.setattr(gcpolicy, "FREEZE_CACHE_SIZE", 0)
     quiet = Report(Console(file=io.StringIO(), width=120), live=False)
     monkeypatch.setattr(runner, "Report", lambda *args, **kwargs: quiet)
 

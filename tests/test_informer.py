@@ -16,6 +16,7 @@ import pytest
 from kubernetes import client, config
 
 from minisched.cluster import EmbeddedServer
+from minisched.gcpolicy import FREEZE_CACHE_SIZE
 from minisched.informer import (
     CONNECTION_LOGGER,
     OUTAGE_REMINDER,
@@ -26,7 +27,7 @@ from minisched.informer import (
     ResourceEventHandler,
     decode,
 )
-from minisched.runner import FREEZE_CACHE_SIZE
+from tests.fakes import count_lists
 
 TIMEOUT = 10.0
 
@@ -148,8 +149,8 @@ def test_listed_and_watched_objects_enter_the_cache_without_managed_fields() -> 
 
 
 def test_a_large_list_leaves_the_collector_to_the_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Freezing a large cache out of the collector's sight is the process's policy, the runner's
-    (tests/test_gc.py), not something an informer does after its list."""
+    """Freezing a large cache out of the collector's sight is the process's policy
+    (minisched/gcpolicy.py, tests/test_gc.py), not something an informer does after its list."""
     froze: list[bool] = []
     monkeypatch.setattr(gc, "freeze", lambda: froze.append(True))
     size = 2 * FREEZE_CACHE_SIZE
@@ -198,14 +199,12 @@ def test_relists_when_its_version_fell_out_of_the_watch_history(core: client.Cor
         for i in range(6):
             core.create_node(node(f"filler{i}"))
         assert events.wait_for(("add", "filler5"))
-        relists = inf.relists
+        lists = count_lists(inf)
         inf.last_sync_resource_version = "1"
         inf._cut_watch()
         core.delete_node("a")
-        assert inf.store.wait_until(
-            lambda items: "a" not in items and inf.relists > relists, TIMEOUT
-        )
-        assert inf.relists == relists + 1
+        assert inf.store.wait_until(lambda items: "a" not in items and lists.lists > 0, TIMEOUT)
+        assert lists.lists == 1
         assert sorted(inf.store.list_keys()) == [f"filler{i}" for i in range(6)]
     finally:
         inf.stop()
@@ -221,7 +220,7 @@ def test_reconnects_and_relists_after_the_server_restarts(tmp_path: Path) -> Non
         events = Events()
         inf = start(core, events.handler())
         try:
-            relists = inf.relists
+            lists = count_lists(inf)
             server.restart()
             core.create_node(node("after"))
             core.delete_node("before")
@@ -230,7 +229,7 @@ def test_reconnects_and_relists_after_the_server_restarts(tmp_path: Path) -> Non
                 ("delete", "before")
             )
             assert inf.store.list_keys() == ["after"]
-            assert inf.relists > relists
+            assert lists.lists > 0
         finally:
             inf.stop()
             api.close()

@@ -44,10 +44,10 @@ COLUMNS, LINES = 160, 50
 # are cut off).
 DRIVER = """
 import sys
-from minisched import runner
+from minisched import cli, runner
 from minisched.report import Report
 
-runner.setup_logging(int(sys.argv[3]))
+cli.setup_logging(int(sys.argv[3]))
 report = Report()
 published, cut = [], []
 report.subscribe(lambda event, fields, line: line and published.append(line))

@@ -4,13 +4,14 @@ before it."""
 
 from __future__ import annotations
 
+import argparse
 import random
 from typing import Any
 
 import pytest
 from kubernetes import client
 
-from minisched import runner, steps
+from minisched import cli, runner, steps
 from tests.conftest import built_steps, step_module
 from tests.fakes import add_nodes, add_pods, offline_scheduler
 from tests.test_noderesources import container, node_of, pod_asking
@@ -272,9 +273,7 @@ def test_at_the_default_the_decisions_differ_on_150_nodes(step: int) -> None:
 def test_the_flag_is_refused_by_a_step_without_the_setting(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    without = [
-        s for s in steps.built() if not runner.has_setting(s, "percentage_of_nodes_to_score")
-    ]
+    without = [s for s in steps.built() if not cli.has_setting(s, "percentage_of_nodes_to_score")]
     assert without and STEPS
     code = runner.main([str(without[-1].number), "--percentage-of-nodes-to-score", "50"])
     err = capsys.readouterr().err
@@ -287,8 +286,8 @@ def test_the_flag_is_refused_by_a_step_without_the_setting(
 
 @step_param
 def test_the_flag_reaches_the_scheduler(step: int) -> None:
-    parser = runner.argparse.ArgumentParser()
-    runner._add_common_flags(parser)
+    parser = argparse.ArgumentParser()
+    cli.add_common_flags(parser)
     args = parser.parse_args(["--percentage-of-nodes-to-score", "30"])
-    assert runner.scheduler_options(steps.get(step), args) == {"percentage_of_nodes_to_score": 30}
-    assert runner.scheduler_options(steps.get(step), parser.parse_args([])) == {}
+    assert cli.scheduler_options(steps.get(step), args) == {"percentage_of_nodes_to_score": 30}
+    assert cli.scheduler_options(steps.get(step), parser.parse_args([])) == {}

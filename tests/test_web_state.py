@@ -278,13 +278,16 @@ def test_memory_stays_bounded_on_a_long_run(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(view._pods) <= 50
     assert len(view._tables) <= 10
     assert len(view._lines) <= 100
-    assert all(len(p.attempts) <= state.MAX_ATTEMPTS for p in view._pods.values())
+    assert all(len(p.history) <= state.MAX_ATTEMPTS for p in view._pods.values())
+    # A pod whose table is forgotten holds no per-node results either.
+    assert all(not (p.filters or p.scores) for k, p in view._pods.items() if k not in view._tables)
     # Settled (bound) pods are forgotten first: the pod still parked in a queue stays.
     assert view._pods["ns/parked"].where == "unschedulableQ"
 
 
 def test_steps_1_to_5_show_their_fifo_and_step_10_resources() -> None:
-    assert Features.for_step(1).queues == ("activeQ",)
+    # The page's one column is where the steps' FIFO puts its pods: "FIFO", as they record it.
+    assert Features.for_step(1).queues == ("FIFO",)
     assert not Features.for_step(4).permit and Features.for_step(5).permit
     assert Features.for_step(6).queues == ("activeQ", "podBackoffQ", "unschedulableQ")
     assert not Features.for_step(9).resources and Features.for_step(10).resources

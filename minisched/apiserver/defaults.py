@@ -246,6 +246,31 @@ _NODE_INFO_FIELDS = (
 ).split()
 
 
+def default_pod_status(status: JSON) -> None:
+    """A pod status as written through /status comes back the way the v1 conversion and Go's
+    encoder leave it: ``podIPs`` follows ``podIP`` (podIP is authoritative when both are set
+    and differ), and container statuses carry their non-omitempty fields. Conditions keep
+    only what was written (no reason is made up)."""
+    pod_ip = status.get("podIP")
+    pod_ips = status.get("podIPs") or []
+    if pod_ip and (not pod_ips or (pod_ips[0] or {}).get("ip") != pod_ip):
+        status["podIPs"] = [{"ip": pod_ip}]
+    elif pod_ips and not pod_ip and isinstance(pod_ips[0], dict):
+        status["podIP"] = pod_ips[0].get("ip", "")
+    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+        for cs in status.get(key) or []:
+            if isinstance(cs, dict):
+                for field, empty in (
+                    ("state", {}),
+                    ("lastState", {}),
+                    ("ready", False),
+                    ("restartCount", 0),
+                    ("image", ""),
+                    ("imageID", ""),
+                ):
+                    cs.setdefault(field, empty)
+
+
 def default_node(node: JSON) -> None:
     node.setdefault("spec", {})
     status = node.setdefault("status", {})

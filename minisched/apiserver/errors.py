@@ -12,6 +12,7 @@ a handler.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 JSON = dict[str, Any]
@@ -161,6 +162,38 @@ def unauthorized() -> ApiError:
     return ApiError(status_body(401, "Unauthorized", "Unauthorized"))
 
 
+def rbac_forbidden(user: str, verb: str, target: RequestTarget) -> ApiError:
+    """What RBAC's refusal looks like (``responsewriters.Forbidden`` + ``NewForbidden``)."""
+    if target.resource is None:
+        why = f'User "{user}" cannot {verb} path "{target.path}"'
+        return ApiError(status_body(403, "Forbidden", f"forbidden: {why}", {}))
+    resource = target.resource + (f"/{target.subresource}" if target.subresource else "")
+    scope = f'in the namespace "{target.namespace}"' if target.namespace else "at the cluster scope"
+    why = f'User "{user}" cannot {verb} resource "{resource}" in API group "{target.group}" {scope}'
+    qualified = _qualified(target.resource, target.group)
+    head = f'{qualified} "{target.name}"' if target.name else qualified
+    return ApiError(
+        status_body(
+            403,
+            "Forbidden",
+            f"{head} is forbidden: {why}",
+            _details(target.name, target.resource, target.group),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class RequestTarget:
+    """What a request names for authorization (upstream's ``RequestInfo``, cut down)."""
+
+    path: str
+    resource: str | None = None  # None: a non-resource path
+    group: str = ""
+    namespace: str = ""
+    name: str = ""
+    subresource: str = ""
+
+
 def too_large(limit: int) -> ApiError:
     return ApiError(
         status_body(
@@ -247,6 +280,8 @@ def _go_quote(value: Any) -> str:
         return f'"{escaped}"'
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):  # a []string value (DeleteOptions.dryRun) prints as ["a","b"]
+        return "[" + ",".join(_go_quote(v) for v in value) + "]"
     return str(value)
 
 
@@ -268,6 +303,12 @@ def invalid(
     return ApiError(
         status_body(422, "Invalid", f'{qualified} "{name}" is invalid: {summary}', details)
     )
+
+
+def unsupported_patch_type() -> ApiError:
+    """PATCH with a media type that is not a patch: the handler's bare 415 (message and
+    empty details as upstream's ``NewGenericServerResponse`` for StatusUnsupportedMediaType)."""
+    return ApiError(status_body(415, "UnsupportedMediaType", "415: Unsupported Media Type", {}))
 
 
 def patch_rejected() -> ApiError:

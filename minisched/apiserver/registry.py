@@ -285,6 +285,12 @@ def decode(
             f'"{kind}" is registered for version "{api_version}" in scheme '
             '"pkg/api/legacyscheme/scheme.go:30"'
         )
+    elif kind != expected and expected == "DeleteOptions":
+        # DeleteOptions are decoded with the meta group's own scheme, which knows no Pod.
+        raise errors.bad_request(
+            f'no kind "{kind}" is registered for version "{api_version}" in scheme '
+            '"pkg/apis/meta/internalversion/scheme/register.go:27"'
+        )
     elif kind != expected:
         if kind in _KNOWN_V1_KINDS:
             raise errors.bad_request(
@@ -379,13 +385,21 @@ class Registry:
         if ns is None:
             raise errors.not_found("namespaces", namespace)
         if ns["metadata"].get("deletionTimestamp"):
-            raise errors.forbidden(
+            refused = errors.forbidden(
                 res.name,
                 name,
                 f"unable to create new content in namespace {namespace} because it is being "
                 "terminated",
                 res.group,
             )
+            refused.body["details"]["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise refused
 
     def _generate_name(self, prefix: str) -> str:
         return prefix + "".join(self.rng.choice(_NAME_CHARS) for _ in range(5))
@@ -640,6 +654,7 @@ class Registry:
                     meta.pop("ownerReferences", None)
                 if not new["status"].get("qosClass") and existing["status"].get("qosClass"):
                     new["status"]["qosClass"] = existing["status"]["qosClass"]
+                defaults.default_pod_status(new["status"])
         else:
             if res.has_status:
                 new["status"] = clone(existing.get("status") or {})
@@ -657,6 +672,8 @@ class Registry:
         errs = validation.metadata_errors(new["metadata"], res.name_rule)
         if res is PODS and subresource != "status":
             errs += validation.pod_update_errors(existing, new)
+        elif res is PODS:
+            errs += validation.pod_status_errors(new["status"])
         if res is PRIORITY_CLASSES:
             errs += validation.priority_class_update_errors(existing, new)
         if errs:
@@ -680,7 +697,10 @@ class Registry:
             and not meta.get("finalizers")
             and meta.get("deletionGracePeriodSeconds", 0) == 0
         ):
-            return self.store.remove(res.store_key, obj)
+            last = self.store.remove(res.store_key, obj)
+            if res is PODS:
+                self._purge_namespace_if_empty(meta.get("namespace") or "")
+            return last
         return obj
 
     # ---- delete -----------------------------------------------------------------------------
@@ -758,7 +778,9 @@ class Registry:
             return existing  # already terminating at least as fast
         marked = self._mark_deleted(PODS, existing, grace)
         if grace == 0 and not meta.get("finalizers"):
-            return self.store.remove("pods", marked)
+            last = self.store.remove("pods", marked)
+            self._purge_namespace_if_empty(meta.get("namespace") or "")
+            return last
         return marked
 
     def _delete_namespace(self, existing: JSON) -> JSON:
@@ -766,9 +788,11 @@ class Registry:
 
         Simplified: upstream's namespace controller (kube-controller-manager) does the rest
         asynchronously; here the server does it on its own loop right after answering:
-        ``_finalize_namespace`` deletes the pods (with grace 0: no kubelet waits for them)
-        and events, writes the five deletion conditions the controller writes (one MODIFIED),
-        then removes the namespace (DELETED), the sequence a watcher of a real cluster sees.
+        ``_finalize_namespace`` deletes the pods as the controller does (gracefully: an
+        unbound pod goes at once, a bound one stays Terminating until its kubelet deletes it)
+        and the events, writes the five deletion conditions the controller writes (one
+        MODIFIED), then removes the namespace (DELETED) once no pod is left, the sequence a
+        watcher of a real cluster sees.
         """
         name = existing["metadata"]["name"]
         if name in PROTECTED_NAMESPACES:
@@ -803,13 +827,15 @@ class Registry:
         ns = self.store.get("namespaces", ("", name))
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             return
-        for res in (PODS, EVENTS):
-            for obj in self.store.list(res.store_key, name):
-                current = self.store.get(res.store_key, (name, obj["metadata"]["name"]))
-                if current is not None:
-                    if res is PODS and not current["metadata"].get("deletionTimestamp"):
-                        current = self._mark_deleted(PODS, current, 0)
-                    self.store.remove(res.store_key, current)
+        for obj in self.store.list("pods", name):
+            current = self.store.get("pods", (name, obj["metadata"]["name"]))
+            if current is not None and not current["metadata"].get("deletionTimestamp"):
+                self._delete_pod(current, None)
+        for obj in self.store.list("events", name):
+            current = self.store.get("events", (name, obj["metadata"]["name"]))
+            if current is not None:
+                self.store.remove("events", current)
+        ns = self.store.get("namespaces", ("", name)) or ns
         now = rfc3339(self.now())
         new = clone(ns)
         new["status"] = {
@@ -819,8 +845,20 @@ class Registry:
                 for t, r, m in _NAMESPACE_DELETION_CONDITIONS
             ],
         }
-        updated = self.store.replace("namespaces", new, ns)
-        self.store.remove("namespaces", updated)
+        self.store.replace("namespaces", new, ns)
+        self._purge_namespace_if_empty(name)
+
+    def _purge_namespace_if_empty(self, name: str) -> None:
+        """The controller's last step: a Terminating namespace it has emptied goes once its
+        last (gracefully deleted) pod is gone."""
+        ns = self.store.get("namespaces", ("", name))
+        if (
+            ns is not None
+            and ns["metadata"].get("deletionTimestamp")
+            and (ns.get("status") or {}).get("conditions")  # the controller has been through
+            and not self.store.list("pods", name)
+        ):
+            self.store.remove("namespaces", ns)
 
     def delete_collection(
         self, res: Resource, namespace: str | None, selector: Selector, options: JSON

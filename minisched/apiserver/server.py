@@ -203,6 +203,53 @@ def _resource_version(text: str | None) -> int | None:
     return int(text)
 
 
+_VERBS = {
+    "POST": "create",
+    "GET": "get",
+    "HEAD": "get",
+    "PUT": "update",
+    "PATCH": "patch",
+    "DELETE": "delete",
+}
+
+
+def request_target(request: httpd.Request) -> tuple[str, errors.RequestTarget]:
+    """The verb and target RBAC judges, read from the path alone (before routing, as
+    upstream's ``RequestInfoFactory.NewRequestInfo``): unknown resources are still resources."""
+    path = request.path
+    parts = [unquote(p) for p in request.raw_path.split("?", 1)[0].strip("/").split("/")]
+    nonresource = (request.method.lower(), errors.RequestTarget(path))
+    # /api/{version}/{resource}... or /apis/{group}/{version}/{resource}...
+    if len(parts) < (3 if parts[0] == "api" else 4) or parts[0] not in ("api", "apis"):
+        return nonresource
+    group = ""
+    rest = parts[1:]
+    if parts[0] == "apis":
+        group, rest = rest[0], rest[1:]
+    rest = rest[1:]  # the version
+    verb = _VERBS.get(request.method, "")
+    if rest and rest[0] == "watch":
+        verb, rest = "watch", rest[1:]
+    namespace = ""
+    if rest and rest[0] == "namespaces" and len(rest) > 1:
+        namespace = rest[1]
+        if len(rest) > 2:
+            rest = rest[2:]
+    resource = rest[0] if rest else ""
+    name = rest[1] if len(rest) > 1 else ""
+    sub = rest[2] if len(rest) > 2 else ""
+    if not name and verb == "get":
+        verb = "watch" if _bool_param(request.query, "watch") else "list"
+        # A list or watch of one object by name is authorized (and refused) by that name.
+        selected = request.query.get("fieldSelector", "")
+        if selected.startswith("metadata.name=") and "," not in selected:
+            name = selected.split("=", 1)[1]
+    elif not name and verb == "delete":
+        verb = "deletecollection"
+    target = errors.RequestTarget(path, resource, group, namespace, name, sub)
+    return verb, target
+
+
 def json_response(body: JSON, status: int = 200, content_type: str = JSON_TYPE) -> httpd.Response:
     return httpd.Response(dumps(body) + b"\n", status, content_type)
 
@@ -403,9 +450,12 @@ class ApiServer:
     def _authenticate(self, request: httpd.Request) -> None:
         header = request.headers.get("Authorization")
         if header is None:
+            # Anonymous auth is on, as in the recorded server: no token means the user
+            # system:anonymous, whom RBAC lets read only the public paths.
             if request.path in PUBLIC_PATHS:
                 return
-            raise errors.unauthorized()
+            verb, target = request_target(request)
+            raise errors.rbac_forbidden("system:anonymous", verb, target)
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
             token.strip().encode(), self.token.encode()
@@ -459,6 +509,9 @@ class ApiServer:
             return json_response(errors.success(200))
         if path.startswith("/apis/"):
             return await self._serve_group(request, method, body, accept)
+        if not path.startswith(("/api/", "/version/")):
+            # Outside the API's handlers Go's mux answers, in plain text.
+            return _page_not_found()
         if not path.startswith("/api/v1/"):
             raise errors.unknown_path()
         parts = [unquote(p) for p in request.raw_path.split("?", 1)[0].rstrip("/").split("/")[3:]]
@@ -523,6 +576,7 @@ class ApiServer:
                     res.name, query.get("labelSelector"), query.get("fieldSelector")
                 )
                 options = self._delete_options(request, query, body)
+                self._reject_dry_run(options)
                 return json_response(
                     self.registry.delete_collection(res, route.namespace, selector, options)
                 )
@@ -562,8 +616,10 @@ class ApiServer:
             return json_response(obj)
         if method == "DELETE" and not sub:
             negotiate(accept, allow_table=False, stream=False)
-            self._reject_dry_run(query)
             options = self._delete_options(request, query, body)
+            if options.get("dryRun"):
+                self.registry._existing(res, route.namespace, name)  # a 404 comes first
+            self._reject_dry_run(options)
             answer, _ = self.registry.delete(res, route.namespace, name, options)
             return json_response(answer)
         raise errors.method_not_allowed()
@@ -606,19 +662,12 @@ class ApiServer:
         if media in allowed:
             return media
         if patch:
-            raise ApiError(
-                errors.status_body(
-                    415,
-                    "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types "
-                    "include: application/json-patch+json, application/merge-patch+json, "
-                    "application/strategic-merge-patch+json",
-                )
-            )
+            raise errors.unsupported_patch_type()
         raise errors.unsupported_media_type(raw)
 
     def _delete_options(self, request: httpd.Request, query: Any, body: bytes) -> JSON:
-        self._reject_dry_run(query)
+        """The DeleteOptions of a DELETE, validated before any lookup (as upstream's handler
+        does: invalid options are a 422 even for an object that does not exist)."""
         options: JSON = {}
         if body.strip():
             from .registry import decode
@@ -628,6 +677,41 @@ class ApiServer:
         grace = _int_param(query, "gracePeriodSeconds")
         if grace is not None:
             options["gracePeriodSeconds"] = grace
+        if "dryRun" in query:
+            options["dryRun"] = [query["dryRun"]]
+        if "propagationPolicy" in query:
+            options["propagationPolicy"] = query["propagationPolicy"]
+        if "orphanDependents" in query:
+            options["orphanDependents"] = _bool_param(query, "orphanDependents")
+        errs = []
+        dry_run = options.get("dryRun") or []
+        if any(v != "All" for v in dry_run):
+            errs.append(
+                errors.FieldError("Unsupported", "dryRun", 'supported values: "All"', dry_run)
+            )
+        policy = options.get("propagationPolicy")
+        if policy is not None and options.get("orphanDependents") is not None:
+            errs.append(
+                errors.FieldError(
+                    "Invalid",
+                    "propagationPolicy",
+                    "orphanDependents and deletionPropagation cannot be both set",
+                    policy,
+                )
+            )
+        elif policy is not None and policy not in ("Foreground", "Background", "Orphan"):
+            errs.append(
+                errors.FieldError(
+                    "Unsupported",
+                    "propagationPolicy",
+                    'supported values: "Foreground", "Background", "Orphan", "nil"',
+                    policy,
+                )
+            )
+        if errs:
+            raise errors.invalid(
+                "DeleteOptions", "", errs, group="meta.k8s.io", name_in_details=False
+            )
         return options
 
     # ---- list -------------------------------------------------------------------------------

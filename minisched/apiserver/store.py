@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 from collections import deque
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,8 +188,6 @@ class Store:
         # Every event with rv > history_start is still in self.history.
         self.history_start = 0
         self.watcher_queue = watcher_queue
-        # Optional hook (tests, benchmark): called with every committed event.
-        self.listeners: list[Callable[[Event], None]] = []
         self._journal_fd: int | None = None
         if journal is not None:
             self._open_journal(journal)
@@ -296,9 +293,6 @@ class Store:
             items = [o for o in items if selector.matches(o)]
         return items
 
-    def namespaces_of(self, resource: str) -> Iterable[str]:
-        return {k[0] for k in self._state(resource).objects}
-
     # ---- writes -----------------------------------------------------------------------------
 
     def _commit(self, resource: str, event_type: str, obj: JSON, prev: JSON | None) -> Event:
@@ -318,8 +312,6 @@ class Store:
             selected = watcher.select(ev)
             if selected is not None and not watcher.offer(ev, *selected):
                 state.watchers.discard(watcher)
-        for listener in self.listeners:
-            listener(ev)
         return ev
 
     def insert(self, resource: str, obj: JSON) -> JSON:

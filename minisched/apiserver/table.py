@@ -94,22 +94,26 @@ POD_COLUMNS = [
     ),
 ]
 
+# NodeStatus.addresses' field description, as kube-apiserver v1.36 serves it.
+_ADDRESSES_DESC = (
+    "List of addresses reachable to the node. Queried from cloud provider, if available. More "
+    "info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is "
+    "declared as mergeable, but the merge key is not sufficiently unique, which can cause data "
+    "corruption when it is merged. Callers should instead use a full-replacement patch. See "
+    "https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change "
+    "during the lifetime of a Node. However, there are some exceptions where this may not be "
+    "possible, such as Pods that inherit a Node's address in its own status or consumers of the "
+    "downward API (status.hostIP)."
+)
+
 NODE_COLUMNS = [
     _col("Name", _NAME_DESC, fmt="name"),
     _col("Status", "The status of the node"),
     _col("Roles", "The roles of the node"),
     _col("Age", _AGE_DESC),
     _col("Version", "Kubelet Version reported by the node."),
-    _col(
-        "Internal-IP",
-        "List of addresses reachable to the node. Queried from cloud provider, if available.",
-        1,
-    ),
-    _col(
-        "External-IP",
-        "List of addresses reachable to the node. Queried from cloud provider, if available.",
-        1,
-    ),
+    _col("Internal-IP", _ADDRESSES_DESC, 1),
+    _col("External-IP", _ADDRESSES_DESC, 1),
     _col(
         "OS-Image",
         "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
@@ -274,15 +278,18 @@ def _node_row(node: JSON, now: float) -> list[Any]:
         if cond.get("type") == "Ready":
             ready = "Ready" if cond.get("status") == "True" else "NotReady"
     state = ready + (",SchedulingDisabled" if spec.get("unschedulable") else "")
-    roles = sorted(
+    roles = {
         key.split("/", 1)[1]
         for key in (meta.get("labels") or {})
         if key.startswith("node-role.kubernetes.io/") and key.split("/", 1)[1]
-    )
+    }
     role = (meta.get("labels") or {}).get("kubernetes.io/role")
     if role:
-        roles.append(role)
+        roles.add(role)
     info = status.get("nodeInfo") or {}
+    kernel = info.get("kernelVersion") or "<unknown>"
+    if info.get("architecture"):  # the printer shows the architecture beside the kernel
+        kernel = f"{kernel} ({info['architecture']})"
 
     def address(kind: str) -> str:
         for a in status.get("addresses") or []:
@@ -293,13 +300,13 @@ def _node_row(node: JSON, now: float) -> list[Any]:
     return [
         meta["name"],
         state,
-        ",".join(roles) or NONE,
+        ",".join(sorted(roles)) or NONE,  # findNodeRoles: one sorted set
         age(node, now),
         info.get("kubeletVersion") or "",
         address("InternalIP"),
         address("ExternalIP"),
         info.get("osImage") or "<unknown>",
-        info.get("kernelVersion") or "<unknown>",
+        kernel,
         info.get("containerRuntimeVersion") or "<unknown>",
     ]
 

@@ -508,6 +508,20 @@ def _tolerations_update_errors(old: list[JSON], new: list[JSON]) -> list[FieldEr
     return []
 
 
+def pod_status_errors(status: JSON) -> list[FieldError]:
+    """``ValidatePodStatusUpdate``, the part a status writer meets: ``hostIPs`` (unlike
+    ``podIPs``, which the v1 conversion derives from ``podIP``) must start with ``hostIP``."""
+    host_ips = status.get("hostIPs") or []
+    first = host_ips[0] if isinstance(host_ips[0] if host_ips else None, dict) else {}
+    if host_ips and first.get("ip") != (status.get("hostIP") or ""):
+        return [
+            FieldError(
+                "Invalid", "status.hostIPs[0].ip", "must be equal to `hostIP`", first.get("ip")
+            )
+        ]
+    return []
+
+
 def pod_update_errors(old: JSON, new: JSON) -> list[FieldError]:
     """``ValidatePodUpdate``: only images, activeDeadlineSeconds, tolerations (additions) and a
     negative terminationGracePeriodSeconds may change; schedulingGates may only be removed."""

@@ -35,7 +35,7 @@ from kubernetes import config
 from rich.console import Console
 
 from minisched import steps
-from minisched.runner import _percentage, has_setting
+from minisched.cli import has_setting, percentage
 
 from . import kube_scheduler
 from . import results as results_mod
@@ -127,7 +127,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--percentage-of-nodes-to-score",
-        type=_percentage,
+        type=percentage,
         metavar="N",
         help="give the steps that have the setting (12 on) this percentageOfNodesToScore "
         "(default: theirs, 0, adaptive); the default-scheduler keeps its own configuration",

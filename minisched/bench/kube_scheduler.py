@@ -316,11 +316,10 @@ def run_scenario(
     from rich.console import Console
     from rich.table import Table
 
-    from minisched import cluster
-    from minisched.runner import choose_step
+    from minisched import cluster, steps
     from minisched.scenario import SCHEDULER_NAME, Scenario
 
-    step = choose_step(number)
+    step = steps.choose(number)
     console = Console(highlight=False) if sys.stdout.isatty() else Console(width=120)
     out = say or (lambda line: console.print(line, highlight=False))
     scenario_module = importlib.import_module(step.scenario)
@@ -367,15 +366,14 @@ def run_scenario(
 def main_scenario(args: Any) -> int:
     """``python -m minisched.runner N --kube-scheduler PATH``: the runner's parsed ``args``;
     the exit status (2: bad input, 1: the cluster or kube-scheduler failed, 130: Ctrl-C)."""
-    from minisched import cluster
-    from minisched.runner import NoSuchStep, choose_step
+    from minisched import cluster, steps
 
     try:
         path = check_binary(args.kube_scheduler)
-        step = choose_step(args.step)
+        step = steps.choose(args.step)
         if args.web or args.web_port is not None:
             raise KubeSchedulerError("--web shows a step's scheduler; not with --kube-scheduler")
-    except (KubeSchedulerError, NoSuchStep) as e:
+    except (KubeSchedulerError, steps.NoSuchStep) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:

@@ -7,7 +7,6 @@ this plays the part of ``/proc/<pid>/status`` readers such as ``ps`` and cAdviso
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 from typing import Any
@@ -43,12 +42,6 @@ def cpu_seconds(pid: int) -> float | None:
         return None
     utime, stime = int(fields[11]), int(fields[12])
     return (utime + stime) / _TICKS
-
-
-def self_usage() -> tuple[float, float]:
-    """This process's CPU seconds (user + system, all threads) and peak RSS in MiB."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime, round(usage.ru_maxrss / 1024, 1)
 
 
 def rss_mib(pid: int) -> float | None:

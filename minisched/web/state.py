@@ -2,19 +2,16 @@
 
 Upstream counterpart: none. kube-scheduler-simulator's web UI shows the results (its per-plugin
 annotations); this view also shows the queues, from the same recorder that feeds the terminal
-report (``Report.subscribe``), so the page and the terminal never disagree.
+report (``Report.subscribe``), and folds the events as the report does (minisched/podstate.py),
+so the page and the terminal never disagree.
 
 Two sources feed one ``ClusterView``:
 
-- the report's events (see minisched/report.py), with the line the terminal printed for each:
-  the queues, the pods waiting on Permit, each pod's attempts and its last attempt's per-node
-  Filter and Score results. Fields the page needs beyond the report's: ``deadline`` on a
-  ``queue`` event into podBackoffQ and on ``waiting`` (when the backoff or the wait ends, on the
-  scheduler's clock), ``plugins`` on a ``queue`` event into unschedulableQ (the plugins that
-  rejected the pod). From step 9, ``assumed`` (pod, node) and ``forgotten`` (pod) events, if the
-  step records them, show the assumed pods. From step 11, ``nominated`` (pod, node) puts the
-  preemptor on the node it was nominated to, and ``preempted`` (pod, by, node) marks a victim
-  on its node until it is gone. The pod whose scheduling cycle ended last (``selected``,
+- the report's events (minisched/recorder.py lists them), with the line the terminal printed
+  for each: the queues, the pods waiting on Permit (until their ``deadline``), each pod's
+  attempts and its last attempt's per-node Filter and Score results. From step 9 the assumed
+  pods; from step 11 the preemptor on the node it was nominated to, and a victim on its node
+  until it is gone. The pod whose scheduling cycle ended last (``selected``,
   ``unschedulable`` or ``error``) is the *latest decision*: the page shows it until the user
   picks a pod.
 - the scheduler's node and pod informers (handlers added before it starts): the nodes, cordoned
@@ -45,19 +42,12 @@ from typing import Any
 from .. import steps
 from ..informer import DeletedFinalStateUnknown, ResourceEventHandler, meta_namespace_key
 from ..podresources import compute_pod_resource_request, resource_list
-from ..report import find_pod
+from ..podstate import BOUND, FIFO, GONE, PodState, find_pod, natural
 
 MAX_LINES = 1000
 MAX_PODS = 500
 MAX_ATTEMPTS = 10
 MAX_TABLES = 100
-
-# What the page calls where a pod is, beyond the three queues.
-WAITING = "waiting"  # between Permit and its binding
-SCHEDULING = "scheduling"  # popped: a scheduling cycle is trying it
-PENDING = "pending"  # failed and in no queue (steps 1-5 do not re-queue)
-BOUND = "bound"
-GONE = "gone"  # deleted before it was bound
 
 # Taint effects that keep pods off a node, and the taint a cordon stands for.
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -76,8 +66,8 @@ class Features:
 
     @classmethod
     def for_step(cls, step: int) -> Features:
-        # Steps 1-5 have a FIFO, recorded as activeQ; step 6 brings the three queues.
-        queues = ("activeQ", "podBackoffQ", "unschedulableQ") if step >= 6 else ("activeQ",)
+        # Steps 1-5 have a FIFO (their queue events say "FIFO"); step 6 brings the three queues.
+        queues = ("activeQ", "podBackoffQ", "unschedulableQ") if step >= 6 else (FIFO,)
         return cls(
             step,
             queues,
@@ -89,31 +79,15 @@ class Features:
 
 
 @dataclass
-class Pod:
-    """One pod as the page shows it (its Filter/Score table lives in ``ClusterView._tables``)."""
+class Pod(PodState):
+    """One pod as the page shows it: its state, as the report folds it, and the page's own.
+    Its Filter/Score results (``filters``, ``scores``) are kept only while it is among the
+    ``MAX_TABLES`` pods touched last (``ClusterView._tables``)."""
 
-    key: str
-    where: str = ""  # a queue name, or WAITING, SCHEDULING, PENDING, BOUND, GONE
-    event: str = ""  # why it entered its queue (the queue event's label)
-    node: str = ""  # bound to
-    selected: str = ""  # the node its last cycle picked
-    assumed: str = ""
-    message: str = ""
-    rejectors: list[str] = field(default_factory=list)
-    permit_plugins: list[str] = field(default_factory=list)
-    deadline: float | None = None  # backoff end or Permit timeout, on the scheduler's clock
-    attempts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ATTEMPTS))
-    attempt_count: int = 0
-    nominated: str = ""  # the node preemption nominated it to, until it is bound or cleared
+    key: str = ""
+    history: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ATTEMPTS))
     nomination_written: bool = False  # the informer has seen status.nominatedNodeName set
-    preempted_by: str = ""  # a victim: the preemptor it is evicted for, until it is gone
     rev: int = 0  # bumped on every change: the page refetches an open table when it moves
-
-
-@dataclass
-class Table:
-    filters: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> plugin, reason
-    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> score
 
 
 @dataclass
@@ -147,7 +121,7 @@ class ClusterView:
         self._seq = 0
         self._lines: deque[dict[str, Any]] = deque(maxlen=MAX_LINES)
         self._pods: OrderedDict[str, Pod] = OrderedDict()  # least recently touched first
-        self._tables: OrderedDict[str, Table] = OrderedDict()
+        self._tables: OrderedDict[str, None] = OrderedDict()  # whose results are kept, oldest first
         self._nodes: dict[str, Node] = {}
         self._placements: dict[str, Placement] = {}  # pod key -> where it is bound
         self._by_node: dict[str, set[str]] = {}  # node -> the keys of the pods bound to it
@@ -185,7 +159,7 @@ class ClusterView:
     def _touch(self, key: str) -> Pod:
         pod = self._pods.get(key)
         if pod is None:
-            pod = self._pods[key] = Pod(key)
+            pod = self._pods[key] = Pod(key=key)
             if len(self._pods) > MAX_PODS:
                 self._forget_one()
         else:
@@ -203,92 +177,46 @@ class ClusterView:
         self._tables.pop(victim, None)
         self._dirty_pods.add(victim)
 
-    def _table(self, key: str) -> Table:
-        table = self._tables.get(key)
-        if table is None:
-            table = self._tables[key] = Table()
-            if len(self._tables) > MAX_TABLES:
-                self._tables.popitem(last=False)
-        else:
-            self._tables.move_to_end(key)
-        return table
+    def _keep_table(self, pod: Pod) -> None:
+        """Keep ``pod``'s Filter/Score results; forget those of the pod touched longest ago."""
+        self._tables[pod.key] = None
+        self._tables.move_to_end(pod.key)
+        if len(self._tables) > MAX_TABLES:
+            old, _ = self._tables.popitem(last=False)
+            forgotten = self._pods.get(old)
+            if forgotten is not None:
+                forgotten.filters.clear()
+                forgotten.scores.clear()
 
     def _apply(self, pod: Pod, event: str, f: dict[str, Any]) -> None:
+        pod.apply(event, f)  # the one interpretation of the event (minisched/podstate.py)
         if event in ("selected", "unschedulable", "error"):
             self._latest = pod.key  # a cycle's decision: where the pod goes, or why nowhere
-        if event == "queue":
-            queue = f["queue"]
-            pod.where = GONE if queue == "none" else queue
-            pod.preempted_by = ""
-            if queue == "none":
-                pod.nominated = ""
-            pod.event = str(f.get("event", ""))
-            pod.deadline = f.get("deadline") if queue == "podBackoffQ" else None
-            if queue == "unschedulableQ":
-                pod.rejectors = list(f.get("plugins", pod.rejectors))
-            pod.permit_plugins = []
-        elif event == "attempt":
-            pod.attempt_count += 1
-            pod.where = SCHEDULING
-            pod.deadline = None
-            pod.selected = ""
-            pod.message = ""
-            pod.rejectors = []
-            pod.attempts.append({"n": pod.attempt_count, "result": "scheduling"})
-            self._tables.pop(pod.key, None)  # a new attempt, a new table
-            self._table(pod.key)
-        elif event == "filter":
-            self._table(pod.key).filters[f["node"]] = (str(f["plugin"]), str(f["reason"]))
-            if f["plugin"] not in pod.rejectors:
-                pod.rejectors.append(str(f["plugin"]))
-        elif event == "score":
-            scores = self._table(pod.key).scores.setdefault(f["node"], {})
-            scores[str(f["plugin"])] = int(f["score"])
+        if event == "attempt":
+            pod.history.append({"n": pod.attempts, "result": "scheduling"})
+            self._keep_table(pod)
+        elif event in ("filter", "score"):
+            self._keep_table(pod)
         elif event == "selected":
-            pod.selected = f["node"]
             self._result(pod, f"selected {f['node']}")
         elif event == "unschedulable":
-            pod.message = f["message"]
-            if pod.where == SCHEDULING or pod.where == WAITING:
-                pod.where = PENDING  # steps 6+ record the queue it goes to next
             self._result(pod, f["message"])
         elif event == "waiting":
-            pod.where = WAITING
-            pod.permit_plugins = list(f.get("plugins", ()))
-            pod.deadline = f.get("deadline") or None
             self._result(pod, f"waiting on Permit on {f['node']}")
-        elif event == "nominated":
-            pod.nominated = str(f["node"])
-        elif event == "preempted":
-            pod.preempted_by = str(f["by"])
-        elif event == "assumed":
-            pod.assumed = f["node"]
-        elif event == "forgotten":
-            pod.assumed = ""
+        elif event == "error":
+            self._result(pod, f"error: {f['message']}")
         elif event == "bound":
-            pod.where = BOUND
-            pod.node = f["node"]
-            pod.assumed = ""
-            pod.nominated = ""  # bound: no longer a nomination (the card shows it bound)
-            pod.deadline = None
-            pod.permit_plugins = []
             self._result(pod, f"bound to {f['node']}")
             placement = self._placements.get(pod.key)
             # The informer's update follows; placing it now shows it in its node at once.
             if placement is None or placement.node != pod.node:
                 requests = placement.requests if placement else {}
                 self._place(pod.key, Placement(pod.node, True, requests))
-        elif event == "error":
-            pod.message = f["message"]
-            if pod.where in (SCHEDULING, WAITING):
-                pod.where = PENDING
-            pod.assumed = ""
-            self._result(pod, f"error: {f['message']}")
 
     @staticmethod
     def _result(pod: Pod, text: str) -> None:
-        if pod.attempts:
-            pod.attempts[-1]["result"] = text
+        if pod.history:
+            pod.history[-1]["result"] = text
 
     # --- the informer side ------------------------------------------------------------------
 
@@ -422,7 +350,7 @@ class ClusterView:
             if pod is None:
                 return None
             detail = self._pod_json(pod)
-            detail["attempts"] = list(pod.attempts)
+            detail["attempts"] = list(pod.history)
             detail["table"] = self._table_rows(pod)
             detail["table_kept"] = pod.key in self._tables
             return detail
@@ -433,15 +361,14 @@ class ClusterView:
     def _table_rows(self, pod: Pod) -> list[dict[str, Any]]:
         """The rows of Report.why_this_node, as data: a rejected node names its filter; a node
         that passed lists its scores, and the selected one is marked."""
-        table = self._tables.get(pod.key) or Table()
-        passed = set(table.scores) | ({pod.selected} if pod.selected else set())
+        passed = set(pod.scores) | ({pod.selected} if pod.selected else set())
         rows = []
-        for node in sorted(set(table.filters) | passed, key=natural):
-            if node in table.filters:
-                plugin, reason = table.filters[node]
+        for node in sorted(set(pod.filters) | passed, key=natural):
+            if node in pod.filters:
+                plugin, reason = pod.filters[node]
                 rows.append({"node": node, "filter": f"{plugin}: {reason}", "scores": []})
             else:
-                scores = sorted(table.scores.get(node, {}).items())
+                scores = sorted(pod.scores.get(node, {}).items())
                 rows.append(
                     {
                         "node": node,
@@ -481,7 +408,7 @@ class ClusterView:
             "rejectors": sorted(pod.rejectors),
             "permit_plugins": pod.permit_plugins,
             "remaining": remaining,
-            "attempt_count": pod.attempt_count,
+            "attempt_count": pod.attempts,
             "nominated": pod.nominated,
             "preempted_by": pod.preempted_by,
             "rev": pod.rev,
@@ -535,10 +462,3 @@ def _title(step: int) -> str:
         return steps.get(step).title
     except ValueError:  # a step the manifest does not name yet
         return ""
-
-
-def natural(name: str) -> tuple[str, int]:
-    """Sort node2 before node10."""
-    stem = name.rstrip("0123456789")
-    digits = name[len(stem) :]
-    return stem, int(digits) if digits else -1

@@ -15,11 +15,12 @@ from kubernetes import client
 from minisched.clock import Clock
 from minisched.events import EventRecorder
 from minisched.informer import Informer
-from minisched.report import NullRecorder, Recorder
+from minisched.recorder import NullRecorder, Recorder
 
 from . import plugins, runtime
 from .cache import DURATION_TO_EXPIRE_ASSUMED_POD, Cache
 from .eventhandlers import add_all_event_handlers
+from .framework import NodeInfo
 from .schedule_one import schedule_one
 from .scheduling_queue import Nominator, PriorityQueue
 from .snapshot import Snapshot
@@ -139,6 +140,13 @@ class Scheduler:
         self.pod_informer.stop()
         self.node_informer.stop()
         self.event_recorder.stop()
+
+    def node_infos(self) -> list[NodeInfo]:
+        """Each node as the cache counts it now, in a snapshot of its own (the cycles' is left
+        alone): what the runner's last table shows (minisched.steps.CountsRequests)."""
+        snapshot = Snapshot()
+        self.cache.update_snapshot(snapshot)
+        return snapshot.node_infos().list()
 
     def responsible_for_pod(self, pod: client.V1Pod) -> bool:
         return pod.spec.scheduler_name == self.scheduler_name

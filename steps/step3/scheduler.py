@@ -15,7 +15,7 @@ from kubernetes import client
 from minisched.clock import Clock
 from minisched.events import EventRecorder
 from minisched.informer import Informer
-from minisched.report import NullRecorder, Recorder
+from minisched.recorder import NullRecorder, Recorder
 
 from . import plugins, runtime
 from .eventhandlers import add_all_event_handlers

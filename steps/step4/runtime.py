@@ -13,7 +13,7 @@ from typing import Any
 
 from kubernetes.client import V1Node, V1Pod
 
-from minisched.report import NullRecorder, Recorder
+from minisched.recorder import NullRecorder, Recorder
 
 from . import framework
 from .cycle_state import CycleState

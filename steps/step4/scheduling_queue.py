@@ -14,7 +14,7 @@ from collections import OrderedDict
 from kubernetes.client import V1Pod
 
 from minisched.informer import meta_namespace_key
-from minisched.report import Recorder
+from minisched.recorder import Recorder
 
 
 class SchedulingQueue:

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from kubernetes.client import V1Node, V1Pod
 
 from minisched.clock import Clock
-from minisched.report import Recorder
+from minisched.recorder import Recorder
 
 from .cycle_state import CycleState
 

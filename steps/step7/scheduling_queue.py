@@ -34,7 +34,7 @@ from kubernetes.client import V1Pod
 
 from minisched.clock import Clock
 from minisched.informer import meta_namespace_key
-from minisched.report import Recorder
+from minisched.recorder import Recorder
 
 from .framework import (
     GVK,

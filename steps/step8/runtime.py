@@ -16,7 +16,7 @@ from kubernetes.client import V1Node, V1Pod
 
 from minisched.clock import Clock
 from minisched.informer import meta_namespace_key
-from minisched.report import NullRecorder, Recorder
+from minisched.recorder import NullRecorder, Recorder
 
 from . import framework
 from .cycle_state import CycleState

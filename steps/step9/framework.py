@@ -20,7 +20,7 @@ from kubernetes.client import V1Node, V1Pod
 from kubernetes.utils import parse_quantity
 
 from minisched.clock import Clock
-from minisched.report import Recorder
+from minisched.recorder import Recorder
 
 from .cycle_state import CycleState
 

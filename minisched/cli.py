@@ -1,0 +1,126 @@
+"""What the command lines share: the runner's (``python -m minisched.runner N``), the scheduler
+alone (``python -m steps.stepN``) and the bench's: their common flags, the scheduler settings
+given as flags, and klog-like logging.
+
+Upstream counterpart: ``cmd/kube-scheduler/app/options`` (the flags, and the
+``KubeSchedulerConfiguration`` fields some of them set) and ``k8s.io/component-base/logs``
+(``-v``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import logging
+import sys
+from typing import Any
+
+from . import steps
+
+DEFAULT_SEED = 1
+
+# What the user typed, when that was not ``python -m ...``: ``nox -s step5 --`` sets it to
+# itself, so that a usage line or an argument error names the command the user can run again.
+PROG_ENV = "MINISCHED_PROG"
+
+
+def setup_logging(verbose: int) -> None:
+    """klog-like lines on stderr: -v shows the scheduler's decisions, -vv the runtime's too."""
+    level = logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(
+        level=level,
+        format="%(levelname).1s%(asctime)s.%(msecs)03d %(name)s] %(message)s",
+        datefmt="%m%d %H:%M:%S",
+        stream=sys.stderr,
+        force=True,
+    )
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
+
+
+class NoSuchSetting(ValueError):
+    """A scheduler setting was given to a step that does not have it yet."""
+
+
+# The scheduler settings the runner and the standalone scheduler take as flags: the keyword of
+# a step's Scheduler -> its name in upstream's KubeSchedulerConfiguration. A step has a setting
+# when its Scheduler takes the keyword; the earlier steps refuse the flag.
+SETTINGS = {
+    "percentage_of_nodes_to_score": "percentageOfNodesToScore",
+}
+
+
+def has_setting(step: steps.Step, keyword: str) -> bool:
+    """Whether step ``step``'s Scheduler takes the setting ``keyword``."""
+    module = importlib.import_module(f"{step.package}.scheduler")
+    return keyword in inspect.signature(module.Scheduler).parameters
+
+
+def scheduler_options(step: steps.Step, args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags, as keywords of the step's Scheduler; NoSuchSetting, in one
+    line, for a setting the step does not have."""
+    options: dict[str, Any] = {}
+    for keyword, name in SETTINGS.items():
+        value = getattr(args, keyword, None)
+        if value is None:
+            continue
+        if not has_setting(step, keyword):
+            having = [str(s.number) for s in steps.built() if has_setting(s, keyword)]
+            raise NoSuchSetting(
+                f"step {step.number} has no {name} setting (--{keyword.replace('_', '-')}); "
+                f"the steps that have it: {', '.join(having) or 'none built yet'}"
+            )
+        options[keyword] = value
+    return options
+
+
+def percentage(text: str) -> int:
+    """0..100, checked as upstream validates the KubeSchedulerConfiguration."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"percentageOfNodesToScore: Invalid value: {value}: not in valid range [0-100]"
+        )
+    return value
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return int(text)
+
+
+def add_common_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of both the runner and the scheduler alone."""
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default 1)")
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="use this cluster instead of the embedded API server (default: $KUBECONFIG)",
+    )
+    parser.add_argument("--context", default=None, help="kubeconfig context to use")
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="use the embedded API server even when $KUBECONFIG is set",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v, -vv)")
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="serve a live page of the nodes and queues on 127.0.0.1 (a free port, printed)",
+    )
+    parser.add_argument(
+        "--web-port", type=_port, default=None, help="the page's port (implies --web)"
+    )
+    parser.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=percentage,
+        default=None,
+        metavar="N",
+        help="percentageOfNodesToScore, 0..100: Filter stops once this share of the nodes fits"
+        " (default 0: adaptive, from 50%% down to 5%% as the cluster grows); steps that have it",
+    )
