@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes import client
 
-from minisched.apiserver.server import Server
+from minisched.apiserver.serving import Server
 
 MAX_BODY = 128 * 1024
 SETTINGS = settings(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import urllib3
 
-from minisched.apiserver.server import Server
+from minisched.apiserver.serving import Server
 from tests.apiserver_util import REPO, start_server
 
 POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}}

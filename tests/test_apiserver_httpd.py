@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from minisched.apiserver.server import Server
+from minisched.apiserver.serving import Server
 
 POD = b'{"metadata": {"name": "%s"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}'
 
@@ -95,6 +95,31 @@ def test_connection_close_and_http_1_0_close_after_the_answer(server: Server) ->
             status, headers, _ = read_answer(sock)
             assert status == 200 and headers["connection"] == "close"
             assert sock.recv(1) == b""  # closed by the server
+
+
+def test_http_1_0_keeps_no_connection_alive_and_its_watch_ends_with_the_connection(
+    server: Server,
+) -> None:
+    """As Go's net/http: an HTTP/1.0 client gets no keep-alive even when it asks for it, and a
+    watch as a plain stream (no chunked encoding in HTTP/1.0) that ends when the server closes."""
+    with connect(server) as sock:
+        sock.sendall(
+            request(
+                server, "GET", "/version", headers=("Connection: keep-alive",), version="HTTP/1.0"
+            )
+        )
+        status, headers, _ = read_answer(sock)
+        assert status == 200 and headers["connection"] == "close"
+        assert sock.recv(1) == b""
+    with connect(server) as sock:
+        path = "/api/v1/nodes?watch=true&timeoutSeconds=1"
+        sock.sendall(request(server, "GET", path, version="HTTP/1.0"))
+        data = b""
+        while chunk := sock.recv(65536):  # until the server closes the stream
+            data += chunk
+        head, _, _ = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.0 200") or head.startswith(b"HTTP/1.1 200"), head
+        assert b"transfer-encoding: chunked" not in head.lower()
 
 
 def test_a_chunked_body_is_read(server: Server) -> None:

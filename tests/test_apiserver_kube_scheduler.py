@@ -20,7 +20,7 @@ import urllib3
 from kubernetes import client, config, watch
 
 from minisched.apiserver.registry import GROUPS, STUB_CORE
-from minisched.apiserver.server import Server
+from minisched.apiserver.serving import Server
 from tests.apiserver_util import start_server
 
 KUBE_SCHEDULER = (

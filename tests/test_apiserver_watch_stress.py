@@ -28,7 +28,7 @@ import pytest
 import urllib3
 from kubernetes import client
 
-from minisched.apiserver.server import Server
+from minisched.apiserver.serving import Server
 from minisched.informer import Informer, ResourceEventHandler
 from tests.fakes import count_lists
 

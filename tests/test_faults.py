@@ -396,7 +396,7 @@ def test_steps_before_6_drop_a_pod_whose_bind_failed(number: int, scheduler_log:
 def test_injected_binding_faults_are_repeatable_whatever_else_is_created() -> None:
     """Regression: the fault generator was the one that also makes uids, so the k-th bind's
     fate depended on how many other objects had been created before it."""
-    from minisched.apiserver.server import Server
+    from minisched.apiserver.serving import Server
 
     def fates(extra_objects: int) -> list[bool]:
         srv = Server(port=0, seed=1, fail_binding_fraction=0.5)

@@ -19,10 +19,11 @@ Modules, in the order a request meets them:
 
 - ``__main__``: the process (``python -m minisched.apiserver``): flags, kubeconfig, ready line,
   signals.
-- ``httpd``: HTTP/1.1 on asyncio streams (what Go's net/http does for kube-apiserver):
-  requests, keep-alive, chunked bodies and watch streams, a Status for what is not HTTP.
-- ``server``: authentication, routing, content negotiation, handlers, watch streams;
-  ``Server`` to run it in-process.
+- ``httpd``: HTTP/1.1 on asyncio streams, parsed and framed by h11 (what Go's net/http does
+  for kube-apiserver): requests, keep-alive, chunked bodies and watch streams, a Status for
+  what is not HTTP.
+- ``server``: authentication, routing, content negotiation, handlers, watch streams.
+- ``serving``: the listening socket and the event loop; ``Server`` to run it in-process.
 - ``registry``: what each verb does to each resource (create, update, patch, delete, bind).
 - ``defaults`` and ``validation``: the fields the server fills in, and what it rejects.
 - ``patch``: merge patch, JSON patch, strategic merge patch; ``protobuf``: the protobuf
@@ -49,7 +50,7 @@ TLS (kubernetes/kubectl#744), so kubectl needs it; the Python client works over 
 
 In-process API (tests, benchmark)::
 
-    from minisched.apiserver.server import Server
+    from minisched.apiserver.serving import Server
     server = Server(port=0).start_in_thread()   # server.url, server.token
     server.stop_thread()
 

@@ -44,7 +44,7 @@ import sys
 import tempfile
 import threading
 
-from .server import Server
+from .serving import Server
 
 log = logging.getLogger("minisched.apiserver")
 
