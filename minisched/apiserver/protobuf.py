@@ -5,17 +5,26 @@ around a ``runtime.Unknown``) and the ``generated.proto`` of each type. Client-g
 built-in types as protobuf by default (kube-scheduler's ``--kube-api-content-type``; kubectl's
 typed generators such as ``kubectl create namespace``), and does not retry as JSON on a 415.
 
+The wire format is parsed by Google's ``protobuf`` library; the message types are declared
+below (field numbers and types from upstream's ``generated.proto``) and built at run time, so
+there is no protoc step and no generated code in the repository. This module is imported on
+the first protobuf body only: the API server's start does not pay for ``google.protobuf``.
+
 Not implemented: protobuf for anything but the bodies of Binding (``pods/binding``),
 Namespace and events.k8s.io/v1 Event creates, and DeleteOptions (other protobuf bodies still
 get 415), and protobuf responses (answers are JSON, which those clients also accept). Fields
-not listed in the schemas below are skipped.
+not declared below are skipped.
 """
 
 from __future__ import annotations
 
 import base64
-import time
+import datetime
 from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 
 JSON = dict[str, Any]
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -26,178 +35,194 @@ class ProtobufError(ValueError):
     pass
 
 
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if i >= len(data):
-            raise ProtobufError("truncated varint")
-        b = data[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, i
-        shift += 7
-        if shift > 63:
-            raise ProtobufError("varint too long")
-
-
-def _fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """(field number, wire type, value): ints for varints, bytes for length-delimited."""
-    out, i = [], 0
-    while i < len(data):
-        key, i = _varint(data, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _varint(data, i)
-        elif wire == 2:
-            length, i = _varint(data, i)
-            if i + length > len(data):
-                raise ProtobufError("truncated field")
-            value, i = data[i : i + length], i + length
-        elif wire == 1:
-            value, i = data[i : i + 8], i + 8
-        elif wire == 5:
-            value, i = data[i : i + 4], i + 4
-        else:
-            raise ProtobufError(f"unsupported wire type {wire}")
-        out.append((number, wire, value))
-    return out
-
-
-def _int(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value  # two's complement int64/int32
-
-
-def _time(data: bytes, micro: bool) -> str:
-    seconds = nanos = 0
-    for number, _, value in _fields(data):
-        if number == 1:
-            seconds = _int(value)
-        elif number == 2:
-            nanos = _int(value)
-    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-    return f"{text}.{nanos // 1000:06d}Z" if micro else text + "Z"
-
-
-# Schemas: field number -> (JSON name, type). Types: "str", "int", "bool", "bytes", "strs"
-# (repeated string), "map" (map<string,string>), "time", "microtime", or a nested schema
-# (a dict), or ("list", schema) for a repeated message.
-_OWNER_REF = {
-    1: ("kind", "str"),
-    3: ("name", "str"),
-    4: ("uid", "str"),
-    5: ("apiVersion", "str"),
-    6: ("controller", "bool"),
-    7: ("blockOwnerDeletion", "bool"),
+# Message name -> [(field number, JSON name, type)]. A type is a scalar ("string", "int64",
+# "int32", "bool", "bytes"), "map" (map<string,string>), another message's name, or either of
+# those after "repeated ". Upstream's proto field names are the JSON names, so these are both.
+_MESSAGES: dict[str, list[tuple[int, str, str]]] = {
+    # k8s.io.apimachinery.pkg.runtime
+    "TypeMeta": [(1, "apiVersion", "string"), (2, "kind", "string")],
+    "Unknown": [
+        (1, "typeMeta", "TypeMeta"),
+        (2, "raw", "bytes"),
+        (3, "contentEncoding", "string"),
+        (4, "contentType", "string"),
+    ],
+    # k8s.io.apimachinery.pkg.apis.meta.v1
+    "Time": [(1, "seconds", "int64"), (2, "nanos", "int32")],
+    "MicroTime": [(1, "seconds", "int64"), (2, "nanos", "int32")],
+    "OwnerReference": [
+        (1, "kind", "string"),
+        (3, "name", "string"),
+        (4, "uid", "string"),
+        (5, "apiVersion", "string"),
+        (6, "controller", "bool"),
+        (7, "blockOwnerDeletion", "bool"),
+    ],
+    "ObjectMeta": [
+        (1, "name", "string"),
+        (2, "generateName", "string"),
+        (3, "namespace", "string"),
+        (5, "uid", "string"),
+        (6, "resourceVersion", "string"),
+        (7, "generation", "int64"),
+        (8, "creationTimestamp", "Time"),
+        (9, "deletionTimestamp", "Time"),
+        (10, "deletionGracePeriodSeconds", "int64"),
+        (11, "labels", "map"),
+        (12, "annotations", "map"),
+        (13, "ownerReferences", "repeated OwnerReference"),
+        (14, "finalizers", "repeated string"),
+    ],
+    "Preconditions": [(1, "uid", "string"), (2, "resourceVersion", "string")],
+    # The body of a DELETE (client-go sends one with every delete).
+    "DeleteOptions": [
+        (1, "gracePeriodSeconds", "int64"),
+        (2, "preconditions", "Preconditions"),
+        (3, "orphanDependents", "bool"),
+        (4, "propagationPolicy", "string"),
+        (5, "dryRun", "repeated string"),
+    ],
+    # k8s.io.api.core.v1
+    "ObjectReference": [
+        (1, "kind", "string"),
+        (2, "namespace", "string"),
+        (3, "name", "string"),
+        (4, "uid", "string"),
+        (5, "apiVersion", "string"),
+        (6, "resourceVersion", "string"),
+        (7, "fieldPath", "string"),
+    ],
+    "Binding": [(1, "metadata", "ObjectMeta"), (2, "target", "ObjectReference")],
+    "NamespaceSpec": [(1, "finalizers", "repeated string")],
+    "NamespaceStatus": [(1, "phase", "string")],
+    "Namespace": [
+        (1, "metadata", "ObjectMeta"),
+        (2, "spec", "NamespaceSpec"),
+        (3, "status", "NamespaceStatus"),
+    ],
+    # k8s.io.api.events.v1
+    "EventSeries": [(1, "count", "int32"), (2, "lastObservedTime", "MicroTime")],
+    "EventSource": [(1, "component", "string"), (2, "host", "string")],
+    "Event": [
+        (1, "metadata", "ObjectMeta"),
+        (2, "eventTime", "MicroTime"),
+        (3, "series", "EventSeries"),
+        (4, "reportingController", "string"),
+        (5, "reportingInstance", "string"),
+        (6, "action", "string"),
+        (7, "reason", "string"),
+        (8, "regarding", "ObjectReference"),
+        (9, "related", "ObjectReference"),
+        (10, "note", "string"),
+        (11, "type", "string"),
+        (12, "deprecatedSource", "EventSource"),
+        (13, "deprecatedFirstTimestamp", "Time"),
+        (14, "deprecatedLastTimestamp", "Time"),
+        (15, "deprecatedCount", "int32"),
+    ],
 }
-_OBJECT_META = {
-    1: ("name", "str"),
-    2: ("generateName", "str"),
-    3: ("namespace", "str"),
-    5: ("uid", "str"),
-    6: ("resourceVersion", "str"),
-    7: ("generation", "int"),
-    8: ("creationTimestamp", "time"),
-    9: ("deletionTimestamp", "time"),
-    10: ("deletionGracePeriodSeconds", "int"),
-    11: ("labels", "map"),
-    12: ("annotations", "map"),
-    13: ("ownerReferences", ("list", _OWNER_REF)),
-    14: ("finalizers", "strs"),
+# (apiVersion, kind) of the envelope -> the message its raw bytes hold.
+_KINDS = {
+    ("meta.k8s.io/v1", "DeleteOptions"): "DeleteOptions",
+    ("v1", "DeleteOptions"): "DeleteOptions",
+    ("v1", "Binding"): "Binding",
+    ("v1", "Namespace"): "Namespace",
+    ("events.k8s.io/v1", "Event"): "Event",
 }
-_OBJECT_REFERENCE = {
-    1: ("kind", "str"),
-    2: ("namespace", "str"),
-    3: ("name", "str"),
-    4: ("uid", "str"),
-    5: ("apiVersion", "str"),
-    6: ("resourceVersion", "str"),
-    7: ("fieldPath", "str"),
-}
-# meta/v1 DeleteOptions, the body of a DELETE (client-go sends one with every delete).
-_DELETE_OPTIONS = {
-    1: ("gracePeriodSeconds", "int"),
-    2: ("preconditions", {1: ("uid", "str"), 2: ("resourceVersion", "str")}),
-    3: ("orphanDependents", "bool"),
-    4: ("propagationPolicy", "str"),
-    5: ("dryRun", "strs"),
-}
-_SCHEMAS: dict[tuple[str, str], JSON] = {
-    ("meta.k8s.io/v1", "DeleteOptions"): _DELETE_OPTIONS,
-    ("v1", "DeleteOptions"): _DELETE_OPTIONS,
-    ("v1", "Binding"): {1: ("metadata", _OBJECT_META), 2: ("target", _OBJECT_REFERENCE)},
-    ("v1", "Namespace"): {
-        1: ("metadata", _OBJECT_META),
-        2: ("spec", {1: ("finalizers", "strs")}),
-        3: ("status", {1: ("phase", "str")}),
-    },
-    ("events.k8s.io/v1", "Event"): {
-        1: ("metadata", _OBJECT_META),
-        2: ("eventTime", "microtime"),
-        3: ("series", {1: ("count", "int"), 2: ("lastObservedTime", "microtime")}),
-        4: ("reportingController", "str"),
-        5: ("reportingInstance", "str"),
-        6: ("action", "str"),
-        7: ("reason", "str"),
-        8: ("regarding", _OBJECT_REFERENCE),
-        9: ("related", _OBJECT_REFERENCE),
-        10: ("note", "str"),
-        11: ("type", "str"),
-        12: ("deprecatedSource", {1: ("component", "str"), 2: ("host", "str")}),
-        13: ("deprecatedFirstTimestamp", "time"),
-        14: ("deprecatedLastTimestamp", "time"),
-        15: ("deprecatedCount", "int"),
-    },
-}
+_PACKAGE = "minisched.k8s"
+_F = descriptor_pb2.FieldDescriptorProto
 
 
-def _decode(data: bytes, schema: JSON) -> JSON:
-    out: JSON = {}
-    for number, wire, value in _fields(data):
-        if number not in schema:
-            continue
-        name, kind = schema[number]
-        if isinstance(kind, dict):
-            out[name] = _decode(_bytes(value, wire), kind)
-        elif isinstance(kind, tuple):
-            out.setdefault(name, []).append(_decode(_bytes(value, wire), kind[1]))
-        elif kind == "str":
-            out[name] = _bytes(value, wire).decode("utf-8")
-        elif kind == "strs":
-            out.setdefault(name, []).append(_bytes(value, wire).decode("utf-8"))
-        elif kind == "bytes":
-            out[name] = base64.b64encode(_bytes(value, wire)).decode()
-        elif kind in ("int", "bool"):
-            if wire != 0:
-                raise ProtobufError(f"field {name}: not a varint")
-            out[name] = bool(value) if kind == "bool" else _int(value)
-        elif kind == "map":
-            entry = {n: _bytes(v, w).decode("utf-8") for n, w, v in _fields(_bytes(value, wire))}
-            out.setdefault(name, {})[entry.get(1, "")] = entry.get(2, "")
-        elif kind in ("time", "microtime"):
-            out[name] = _time(_bytes(value, wire), kind == "microtime")
-    return out
+def _field(number: int, name: str, kind: str) -> descriptor_pb2.FieldDescriptorProto:
+    repeated = kind.startswith("repeated ")
+    kind = kind.removeprefix("repeated ")
+    field = _F(name=name, number=number, label=_F.LABEL_REPEATED if repeated else _F.LABEL_OPTIONAL)
+    if kind in _MESSAGES or kind == "map":
+        field.type = _F.TYPE_MESSAGE
+    else:
+        field.type = _F.Type.Value("TYPE_" + kind.upper())
+    if kind in _MESSAGES:
+        field.type_name = f".{_PACKAGE}.{kind}"
+    return field
 
 
-def _bytes(value: Any, wire: int) -> bytes:
-    if wire != 2:
-        raise ProtobufError("expected a length-delimited field")
-    return bytes(value)
+def _build() -> dict[str, type[Message]]:
+    """The message classes, from a descriptor built here (proto2, as upstream's files are)."""
+    file = descriptor_pb2.FileDescriptorProto(name="minisched_k8s.proto", package=_PACKAGE)
+    for name, fields in _MESSAGES.items():
+        message = file.message_type.add(name=name)
+        for number, field_name, kind in fields:
+            field = message.field.add()
+            field.CopyFrom(_field(number, field_name, kind))
+            if kind == "map":
+                # A map<string,string> is a repeated nested <Name>Entry{key = 1; value = 2}.
+                entry = message.nested_type.add(
+                    name=field_name[0].upper() + field_name[1:] + "Entry"
+                )
+                entry.options.map_entry = True
+                entry.field.add().CopyFrom(_field(1, "key", "string"))
+                entry.field.add().CopyFrom(_field(2, "value", "string"))
+                field.label = _F.LABEL_REPEATED
+                field.type_name = f".{_PACKAGE}.{name}.{entry.name}"
+    pool = descriptor_pool.DescriptorPool()  # private: nothing else's types can clash
+    pool.Add(file)
+    return {
+        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+        for name in _MESSAGES
+    }
+
+
+_CLASSES = _build()
+
+
+def _time(message: Any, micro: bool) -> str:
+    """meta/v1 Time and MicroTime are RFC 3339 strings in JSON (seconds, or microseconds)."""
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    moment = epoch + datetime.timedelta(seconds=message.seconds)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{message.nanos // 1000:06d}Z" if micro else text + "Z"
+
+
+def _value(field: FieldDescriptor, value: Any) -> Any:
+    message: Descriptor | None = field.message_type
+    if message is not None and message.GetOptions().map_entry:
+        return dict(value)
+    if field.is_repeated:
+        return [_single(field, v) for v in value]
+    return _single(field, value)
+
+
+def _single(field: FieldDescriptor, value: Any) -> Any:
+    message: Descriptor | None = field.message_type
+    if message is None and field.type == FieldDescriptor.TYPE_STRING and isinstance(value, bytes):
+        # proto2 does not check UTF-8 on parse and the library hands such a string back as
+        # bytes (a map's key or value raises instead): both are a body we cannot read.
+        raise ProtobufError(f"field {field.name}: invalid UTF-8")
+    if message is None:
+        # int64 stays an int (not JSON's string form); bytes are base64, as in Kubernetes' JSON.
+        return base64.b64encode(value).decode() if isinstance(value, bytes) else value
+    if message.name in ("Time", "MicroTime"):
+        return _time(value, message.name == "MicroTime")
+    return _json(value)
+
+
+def _json(message: Message) -> JSON:
+    """The fields present on the wire, by their JSON names (proto2 keeps presence)."""
+    return {field.name: _value(field, value) for field, value in message.ListFields()}
 
 
 def decode(data: bytes) -> JSON:
     """The JSON form of a protobuf body; ProtobufError when it is not one we can read."""
     if not data.startswith(MAGIC):
         raise ProtobufError("the body does not start with the protobuf magic number")
-    type_meta: JSON = {}
-    raw = b""
-    for number, wire, value in _fields(data[len(MAGIC) :]):
-        if number == 1:
-            type_meta = _decode(_bytes(value, wire), {1: ("apiVersion", "str"), 2: ("kind", "str")})
-        elif number == 2:
-            raw = _bytes(value, wire)
-    api_version, kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
-    schema = _SCHEMAS.get((api_version, kind))
-    if schema is None:
-        raise ProtobufError(f"protobuf bodies of {api_version}/{kind} are not supported")
-    return {"kind": kind, "apiVersion": api_version, **_decode(raw, schema)}
+    try:
+        unknown: Any = _CLASSES["Unknown"].FromString(data[len(MAGIC) :])
+        api_version, kind = unknown.typeMeta.apiVersion, unknown.typeMeta.kind
+        name = _KINDS.get((api_version, kind))
+        if name is None:
+            raise ProtobufError(f"protobuf bodies of {api_version}/{kind} are not supported")
+        body = _json(_CLASSES[name].FromString(unknown.raw))
+    except (DecodeError, UnicodeDecodeError, OverflowError) as e:
+        # A truncated or garbled body (or a Time beyond year 9999) is the client's error.
+        raise ProtobufError(f"invalid protobuf body: {e}") from None
+    return {"kind": kind, "apiVersion": api_version, **body}
