@@ -656,7 +656,7 @@ def update_pod(
     nominating_info: NominatingInfo | None,
 ) -> None:
     """Set a condition on the pod, and its nominated node when ``nominating_info`` overrides
-    it with another, through pods/status (upstream: updatePod).
+    it with another, through its status subresource (upstream: updatePod).
 
     As upstream, nothing is sent when the pod already has that condition and nominated node,
     and a failure is logged, never raised: the scheduler goes on either way.

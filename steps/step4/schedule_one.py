@@ -314,7 +314,7 @@ def error_func(sched: Scheduler, pod: client.V1Pod, err: BaseException) -> None:
 
 
 def update_pod(sched: Scheduler, pod: client.V1Pod, condition: dict[str, str]) -> None:
-    """Set a condition on the pod through pods/status (upstream: updatePod).
+    """Set a condition on the pod through its status subresource (upstream: updatePod).
 
     As upstream, nothing is sent when the pod already has that condition, and a failure is
     logged, never raised: the scheduler goes on either way.
