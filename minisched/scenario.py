@@ -71,8 +71,12 @@ class Scenario:
         wait_for_cache: Callable[..., bool] | None = None,
         say: Callable[[str], None] = print,
         report: Report | None = None,
+        scheduler_name: str = SCHEDULER_NAME,
     ) -> None:
         self.api_client = api_client
+        # The schedulerName of the pods it creates: another scheduler's name (the default
+        # scheduler's) replays a scenario with that scheduler, for a side-by-side check.
+        self.scheduler_name = scheduler_name
         self.core = client.CoreV1Api(api_client)
         self.name = name
         self.timeout = timeout
@@ -190,11 +194,13 @@ class Scenario:
         name: str,
         *,
         tolerations: list[client.V1Toleration] | None = None,
+        node_selector: dict[str, str] | None = None,
+        affinity: client.V1Affinity | None = None,
         priority_class_name: str | None = None,
         requests: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
     ) -> client.V1Pod:
-        """A pause pod for the minisched scheduler."""
+        """A pause pod for the minisched scheduler, with the constraints it is given."""
         container = client.V1Container(
             name="pause",
             image="registry.k8s.io/pause:3.9",
@@ -205,9 +211,11 @@ class Scenario:
                 name=name, labels={SCENARIO_LABEL: self.name}, annotations=annotations
             ),
             spec=client.V1PodSpec(
-                scheduler_name=SCHEDULER_NAME,
+                scheduler_name=self.scheduler_name,
                 containers=[container],
                 tolerations=tolerations,
+                node_selector=node_selector,
+                affinity=affinity,
                 priority_class_name=priority_class_name,
             ),
         )

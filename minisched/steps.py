@@ -5,7 +5,8 @@ runner, the README's steps table, the docs tests and the layout tests. A step is
 its package ``steps/stepN`` exists; the manifest may name a step before it is built, so that
 ``nox -s stepN`` can say "not built yet" instead of "no such session", and a later step may be
 built first: it then grows from the last built step before it (``previous_built``). Steps 1-8
-are Part I, the workshop; Part II continues it from step 9, one feature per step.
+are Part I, the workshop; Part II continues it from step 9, one feature per step; Part III,
+from step 13, is how a user controls and extends the scheduler.
 
 It also states what the runtime reads of a step's ``Scheduler`` (``StepScheduler``,
 ``CountsRequests``).
@@ -129,6 +130,12 @@ STEPS: tuple[Step, ...] = (
         "sampling",
         "percentageOfNodesToScore",
         "Filter stops once enough nodes fit, starting where the last cycle stopped",
+    ),
+    Step(
+        13,
+        "constraints",
+        "The Pod's own constraints",
+        "NodeAffinity and TaintToleration read the pod's spec; BalancedAllocation; v1.23's weights",
     ),
 )
 

@@ -178,6 +178,32 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: batch fits node-170x alone, and Filter checked every node",
         ],
     ),
+    13: (
+        # Every choice is unique (scenarios/step13.py works out the scores); stray fits nowhere.
+        lambda b: (
+            b
+            == {
+                "trainer": "gpu",
+                "web": "ssd",
+                "db": "hdd",
+                "batch": "spot",
+                "report": "ssd",
+                "stray": None,
+            }
+        ),
+        [
+            "gpu  │ TaintToleration: node(s) had taint {dedicated: ml}, that the pod didn't "
+            "tolerate",
+            "ssd  │ NodeAffinity: node(s) didn't match Pod's node affinity/selector",
+            "score 487 (NodeAffinity 0, NodeNumber 0, NodeResourcesBalancedAllocation 100, "
+            "NodeResourcesFit 87, TaintToleration 300)",
+            "score 675 (NodeAffinity 200, NodeNumber 0, NodeResourcesBalancedAllocation 100, "
+            "NodeResourcesFit 75, TaintToleration 300)",
+            "/stray: 0/4 nodes are available: 1 node(s) had taint {dedicated: ml}, that the pod "
+            "didn't tolerate, 3 node(s) didn't match Pod's node affinity/selector.",
+            "scenario: stray wants gpu's label but not its taint: it fits no node",
+        ],
+    ),
 }
 
 
@@ -223,6 +249,7 @@ LAST_LINE = {
     7: "scenario: pod1 and pod8 still pending",
     8: "scenario: every pod is bound",
     12: "scenario: batch fits node-170x alone",
+    13: "scenario: stray wants gpu's label but not its taint",
 }
 
 
