@@ -92,6 +92,11 @@ SHOTS: dict[int, Shot] = {
     ),
     # Sampling: batch (12 CPU) fits one node of 200, node-170x: its row among the rejected.
     12: Shot("batch", (r"node-170x\s+passed", r"<- selected"), centre=r"node-170x\s+passed"),
+    # The pod's own constraints: web kept off gpu by its taint, spot scored down by its own.
+    13: Shot(
+        "web",
+        (r"TaintToleration: node\(s\) had taint \{dedicated: ml\}", r"TaintToleration 0"),
+    ),
 }
 
 

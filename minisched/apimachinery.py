@@ -33,9 +33,11 @@ from typing import Any
 # ErrorTypeNotSupported), and how an error's text names them (upstream: ErrorType.String).
 ERROR_TYPE_INVALID = "FieldValueInvalid"
 ERROR_TYPE_NOT_SUPPORTED = "FieldValueNotSupported"
+ERROR_TYPE_DUPLICATE = "FieldValueDuplicate"
 _ERROR_TYPE_TEXT: dict[str, str] = {
     ERROR_TYPE_INVALID: "Invalid value",
     ERROR_TYPE_NOT_SUPPORTED: "Unsupported value",
+    ERROR_TYPE_DUPLICATE: "Duplicate value",
 }
 
 
@@ -89,7 +91,7 @@ def _go_value(value: Any) -> str:
     return str(value)
 
 
-class Aggregate(Exception):
+class Aggregate(ValueError):
     """Several errors reported as one (upstream: errors.Aggregate).
 
     Its text is the one error's text, or every distinct text, in order, joined by ", " in

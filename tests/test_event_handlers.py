@@ -76,6 +76,16 @@ def test_each_plugin_registers_its_events_under_its_own_name(step: int) -> None:
         }
     if step >= 11:  # DefaultPreemption, which has no EnqueueExtensions in v1.23
         expected[fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL)] |= {"DefaultPreemption"}
+    if step >= 13:  # NodeAffinity and TaintToleration, as v1.23 registers them
+        node_add_or_update = fw.ActionType.ADD | fw.ActionType.UPDATE
+        expected[fw.ClusterEvent(fw.GVK.NODE, node_add_or_update)] |= {
+            "NodeAffinity",
+            "TaintToleration",
+        }
+        # A Score plugin without EnqueueExtensions is registered for every event too.
+        expected[fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL)] |= {
+            "NodeResourcesBalancedAllocation"
+        }
     assert sched.framework.cluster_event_map == expected
     assert sched.scheduling_queue.cluster_event_map is sched.framework.cluster_event_map
 
@@ -339,7 +349,13 @@ def test_a_node_update_moves_only_pods_whose_node_affinity_it_matches(step: int)
 
 @step_param
 def test_required_node_affinity_operators(step: int) -> None:
-    match = step_module(step, "eventhandlers").required_node_affinity_matches
+    if step >= 13:  # NodeAffinity's matching, which pre_check_for_node shares from step 13
+
+        def match(pod: Any, node: Any) -> bool:
+            return step_module(step, "corev1").get_required_node_affinity(pod).match(node)[0]
+
+    else:
+        match = step_module(step, "eventhandlers").required_node_affinity_matches
     node = make_node("node1")
     node.metadata.labels = {"zone": "a", "cores": "8"}
 

@@ -12,10 +12,10 @@ on a fresh real control plane (etcd, kube-apiserver and kube-scheduler v1.36.2):
   kube-scheduler (its pods ask for ``schedulerName: default-scheduler``): the same bindings,
   and the pod that fits nowhere stays pending with both, for the same reasons;
 - a seeded stream of random pods (tolerations, nodeSelector, required and preferred node
-  affinity, requests) on random nodes (labels, taints, sizes), each created twice: first for
-  kube-scheduler, which keeps its pod, then as a twin for step 13, whose decision and per-node
-  scores are recorded before the twin is deleted. Both schedulers therefore always decide from
-  the same cluster state.
+  affinity, requests) on random nodes (labels, taints, sizes), each created twice: first as a
+  twin for step 13, whose decision and per-node scores are recorded before the twin is deleted,
+  then for kube-scheduler, which keeps its pod if it binds it. Both schedulers therefore decide
+  each pod from the same cluster state: the pods kube-scheduler bound before it.
 
 kube-scheduler v1.36 has more default plugins than step 13 (ImageLocality, InterPodAffinity,
 PodTopologySpread, NodePorts, the volume plugins, ...). For bare pods (no owner, no Service, no
@@ -23,11 +23,11 @@ volumes, no ports, no pod affinity) on nodes that report no images, they pass ev
 score all nodes alike, so they change no choice. The pods here are built that way.
 
 Waiting: both schedulers watch all pods on one watch each, so whatever was written to pods
-before a pod is created is seen before that pod is: once kube-scheduler's pod is bound, its
-twin is created; once the twin is decided, it is deleted, and only then is the next pod created.
-Nodes come on another watch: before the first pod, a probe pod per node (allowed on that node
-only, tolerating everything) is bound by kube-scheduler and deleted, and step 13's node informer
-is waited on.
+before a pod is created is seen before that pod is: once step 13's twin is decided, it is
+deleted, and only then is kube-scheduler's pod created; once that one is decided, the next twin
+is. Nodes come on another watch: before the first pod, a probe pod per node (allowed on that
+node only, tolerating everything) is bound by kube-scheduler and deleted, and step 13's node
+informer is waited on.
 
 Skipped unless the real control plane is built (``~/.cache/realk8s/bin/kube-apiserver``) and
 ``$REALK8S_RUN`` names an instance of one's own (with its ``*_PORT`` variables).
@@ -73,6 +73,18 @@ CORES = [4, 8, 12, 16, 24, 32]
 # the same key and effect (the API server refuses that).
 TAINTS = [("dedicated", "ml"), ("spot", "true"), ("gpu", "nvidia"), ("team", "web")]
 EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+# Memory per CPU, the same on every node and in every pod's requests. Nodes and pods of other
+# shapes are left out because NodeResourcesBalancedAllocation scores differently since v1.36
+# (kubernetes#135573): v1.23 scores the node's balance with the pod, (1 - std) * 100; v1.36
+# scores the change the pod makes to it, 50 + (50 + with - without) / 2, so 75 when it makes
+# none. That alone can send a pod elsewhere: with pods of other shapes, a pod of 512Mi and no
+# CPU could go to node-d (CPU 0.75 used, memory 0.23) or node-f (0.8, 0.13); v1.23 prefers
+# node-d (73 against 66), v1.36 scores both 75 and NodeResourcesFit (48 against 46) sends it to
+# node-f. With one shape, every node's CPU and memory fractions are equal, with or without the
+# pod: BalancedAllocation gives every node 100 in v1.23 and 75 in v1.36, and decides nothing.
+# It also leaves out best-effort pods, which v1.36's BalancedAllocation does not score at all
+# (kubernetes#129138).
+GI_PER_CPU = 4
 # Label key -> the values a node may have.
 LABEL_VALUES = {"disk": DISKS, "zone": ZONES, "cores": [str(c) for c in CORES]}
 
@@ -250,9 +262,10 @@ def random_nodes(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
                 client.V1Taint(key=key, value=value, effect=rng.choice(EFFECTS))
                 for key, value in rng.sample(TAINTS, rng.randint(1, 2))
             ]
+        cpu = rng.choice([2, 4, 8, 16])
         options = {
-            "cpu": str(rng.choice([2, 4, 8, 16])),
-            "memory": f"{rng.choice([4, 8, 16, 32, 64])}Gi",
+            "cpu": str(cpu),
+            "memory": f"{cpu * GI_PER_CPU}Gi",
             "labels": labels,
             "taints": taints,
         }
@@ -319,19 +332,10 @@ def random_affinity(rng: random.Random) -> client.V1Affinity | None:
 
 
 def random_requests(rng: random.Random) -> dict[str, str]:
-    """CPU and memory, at times only one of them, never neither.
-
-    Excluded: best-effort pods (no requests). v1.36's NodeResourcesBalancedAllocation skips
-    them in PreScore (kubernetes#129138, "prevent a large number of pods from being scheduled
-    to the same node"); v1.23 scores the node's balance as it is, so the two differ by design.
-    """
-    requests = {
-        "cpu": rng.choice(["100m", "250m", "500m", "1", "1500m", "2", "3"]),
-        "memory": rng.choice(["128Mi", "512Mi", "1Gi", "2Gi", "4Gi", "8Gi"]),
-    }
-    if rng.random() < 0.2:
-        del requests[rng.choice(["cpu", "memory"])]
-    return requests
+    """CPU and memory, always both and always GI_PER_CPU Gi of memory per CPU (see there):
+    a quarter CPU and 1Gi, up to 3 CPU and 12Gi."""
+    quarters = rng.choice([1, 2, 4, 6, 8, 12])
+    return {"cpu": f"{250 * quarters}m", "memory": f"{quarters * GI_PER_CPU // 4}Gi"}
 
 
 def random_pod(rng: random.Random) -> dict[str, Any]:
@@ -543,13 +547,15 @@ def test_random_twins_go_where_kube_scheduler_sends_them(
                 theirs.delete_pod(their_pod)  # no room taken: it only keeps kube-scheduler busy
 
     both_bound = [r for r in rows if r.theirs and r.ours.node]
-    unique = [r for r in both_bound if len(r.ours.best()) == 1]
+    one_fit = [r for r in both_bound if not r.ours.scores]
+    unique = [r for r in both_bound if r.ours.scores and len(r.ours.best()) == 1]
+    tied = [r for r in both_bound if len(r.ours.best()) > 1]
     mismatches = [r for r in rows if r.problem()]
     print(
-        f"\n{len(rows)} twins: {len(both_bound)} bound by both ({len(unique)} with a unique best,"
-        f" {len(both_bound) - len(unique)} tied), "
-        f"{sum(1 for r in rows if not r.theirs and not r.ours.node)} pending with both, "
-        f"{len(mismatches)} mismatches"
+        f"\nseed {seed}: {len(rows)} twins: {len(both_bound)} bound by both ({len(one_fit)} on the"
+        f" only node that fit, {len(unique)} with a unique best of several, {len(tied)} tied),"
+        f" {sum(1 for r in rows if not r.theirs and not r.ours.node)} pending with both,"
+        f" {len(mismatches)} mismatches"
     )
     assert not mismatches, (
         f"seed {seed}: {len(mismatches)} of {len(rows)} pods differ\nnodes:\n"
@@ -559,5 +565,5 @@ def test_random_twins_go_where_kube_scheduler_sends_them(
         + "\nevery pod, in order (kube-scheduler's stay where they went):\n"
         + "\n".join(f"  {r.pod}: {r.theirs} / {r.ours.node}  {r.spec}" for r in rows)
     )
-    # The stream must have tried both outcomes, and both kinds of best.
+    # The stream must have compared something: a choice among several nodes, and a failure.
     assert unique and any(not r.theirs for r in rows), "\n".join(r.show() for r in rows)

@@ -244,6 +244,12 @@ def test_node_number_raw_score_is_10(step: int) -> None:
     weights = {"NodeNumber": 1}
     if step >= 10:
         weights["NodeResourcesFit"] = 1
+    if step >= 13:  # v1.23's default weights
+        weights |= {
+            "TaintToleration": 3,
+            "NodeAffinity": 2,
+            "NodeResourcesBalancedAllocation": 1,
+        }
     assert fwk.score_plugin_weight == weights
 
 
@@ -263,6 +269,11 @@ def test_pod8_goes_to_node8_and_the_report_has_every_score(step: int) -> None:
     expected = {(f"node{i}", "NodeNumber"): 100 if i == 8 else 0 for i in range(5, 10)}
     if step >= 10:  # five empty nodes: the same LeastAllocated score, (97 + 99) // 2
         expected |= {(f"node{i}", "NodeResourcesFit"): 98 for i in range(5, 10)}
+    if step >= 13:  # no taints, no affinity, no requests: the same everywhere, weighted
+        for i in range(5, 10):
+            expected[(f"node{i}", "TaintToleration")] = 300
+            expected[(f"node{i}", "NodeAffinity")] = 0
+            expected[(f"node{i}", "NodeResourcesBalancedAllocation")] = 100
     assert scores == expected
     assert sched.recorder.of("selected") == [{"pod": "default/pod8", "node": "node8"}]
 

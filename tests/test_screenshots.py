@@ -196,7 +196,7 @@ def test_a_picture_without_a_record_or_missing_names_the_command(tree: Path) -> 
 # --- the command -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [["13"], ["abc"], ["4", "0"], ["-1"]])
+@pytest.mark.parametrize("argv", [["99"], ["abc"], ["4", "0"], ["-1"]])
 def test_a_step_that_does_not_exist_is_one_line(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:

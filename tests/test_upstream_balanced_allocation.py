@@ -371,14 +371,6 @@ def test_default_args(step: int) -> None:
     assert plugin.name() == "NodeResourcesBalancedAllocation"
     assert plugin.resource_to_weight == {"cpu": 1, "memory": 1}
     assert plugin.score_extensions() is None
-    defaulted = nr.set_defaults_node_resources_balanced_allocation_args(
-        nr.NodeResourcesBalancedAllocationArgs(())
-    )
-    assert defaulted == nr.NodeResourcesBalancedAllocationArgs()
-    defaulted = nr.set_defaults_node_resources_balanced_allocation_args(
-        args_of(step, ("memory", 0))
-    )
-    assert defaulted == args_of(step, ("memory", 1))
 
 
 @step_param

@@ -21,8 +21,8 @@ which brings ``corev1.py``.
 Upstream tests not ported: TestMatchTaint and TestTaintToString (Taint.MatchTaint and
 Taint.ToString have no port: the scheduler does not use them); TestPodPriority and
 TestGetAvoidPodsFromNode of helpers_test.go (not ported); TestMatchNodeSelectorTerms and
-TestMatchNodeSelectorTermsStateless (in tests/test_upstream_nodeaffinity.py); the cases with the Gt and Lt
-operators, and TestCompareNumericValues, of the newer copies (kubernetes/kubernetes,
+TestMatchNodeSelectorTermsStateless (in tests/test_upstream_nodeaffinity.py); the cases with
+the Gt and Lt operators, and TestCompareNumericValues, of the newer copies (kubernetes/kubernetes,
 galal-hussein/kubernetes): the TaintTolerationComparisonOperators feature came long after v1.23,
 whose ToleratesTaint tolerates nothing with an operator other than Equal and Exists.
 """

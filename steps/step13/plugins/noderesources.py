@@ -7,7 +7,7 @@ balanced_allocation.go (BalancedAllocation, NewBalancedAllocation, balancedResou
 resource_allocation.go (resourceAllocationScorer, calculateResourceAllocatableRequest,
 calculatePodResourceRequest) at v1.23.10; pkg/scheduler/util/pod_resources.go
 (GetRequestForResource); pkg/scheduler/apis/config/validation/validation_pluginargs.go
-(ValidateNodeResourcesBalancedAllocationArgs) and v1beta3/defaults.go (the args' defaults).
+(ValidateNodeResourcesBalancedAllocationArgs).
 Fit runs with the default args (scoringStrategy LeastAllocated, cpu and memory weighing 1 each).
 
 - PreFilter computes the pod's request once per cycle and writes it into the CycleState.
@@ -39,6 +39,15 @@ from typing import Any
 
 from kubernetes.client import V1Pod
 from kubernetes.utils import parse_quantity
+
+from minisched.apimachinery import (
+    ERROR_TYPE_DUPLICATE,
+    ERROR_TYPE_INVALID,
+    FieldError,
+    child_path,
+    index_path,
+    to_aggregate,
+)
 
 from ..cycle_state import CycleState, NotFoundError
 from ..framework import (
@@ -374,51 +383,31 @@ class NodeResourcesBalancedAllocationArgs:
     resources: tuple[ResourceSpec, ...] = DEFAULT_BALANCED_ALLOCATION_RESOURCES
 
 
-def set_defaults_node_resources_balanced_allocation_args(
-    args: NodeResourcesBalancedAllocationArgs,
-) -> NodeResourcesBalancedAllocationArgs:
-    """The args as a configuration file's decoding leaves them (upstream: v1beta3's
-    SetDefaults_NodeResourcesBalancedAllocationArgs): no resources means cpu and memory, and a
-    weight left out (0) means 1. The factory does not default: upstream defaults on decoding."""
-    resources = args.resources or DEFAULT_BALANCED_ALLOCATION_RESOURCES
-    return NodeResourcesBalancedAllocationArgs(
-        tuple(ResourceSpec(r.name, r.weight or 1) for r in resources)
-    )
-
-
-def _go_quote(value: str) -> str:
-    """Go's ``%q`` of a plain string, as field errors print a string value."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def validate_node_resources_balanced_allocation_args(
-    args: NodeResourcesBalancedAllocationArgs, path: str = ""
+    args: NodeResourcesBalancedAllocationArgs, path: str | None = None
 ) -> None:
-    """Raise ValueError when the args are invalid (upstream:
-    ValidateNodeResourcesBalancedAllocationArgs): a resource named twice, or a weight other
-    than 1.
-
-    The message is the one upstream's error prints (``ErrorList.ToAggregate().Error()``): one
-    field error as it is, several in brackets, joined by ", ". ``path`` is the args' own path
-    in the configuration; upstream's factory passes none, so the fields start at
-    ``resources``.
-    """
-    base = f"{path}.resources" if path else "resources"
-    errors: list[str] = []
+    """Raise the Aggregate of every field error (a ValueError) when the args are invalid
+    (upstream: ValidateNodeResourcesBalancedAllocationArgs): a resource named twice, or a
+    weight other than 1. Upstream's factory passes no path, so the fields start at
+    ``resources``."""
+    base = child_path(path, "resources")
+    errs: list[FieldError] = []
     seen: set[str] = set()
     for i, resource in enumerate(args.resources):
+        p = index_path(base, i)
         if resource.name in seen:
-            errors.append(f"{base}[{i}].name: Duplicate value: {_go_quote(resource.name)}")
+            errs.append(FieldError(ERROR_TYPE_DUPLICATE, child_path(p, "name"), resource.name, ""))
         else:
             seen.add(resource.name)
         if resource.weight != 1:
-            errors.append(f"{base}[{i}].weight: Invalid value: {resource.weight}: must be 1")
-    # The aggregate prints each distinct message once.
-    unique = list(dict.fromkeys(errors))
-    if len(unique) == 1:
-        raise ValueError(unique[0])
-    if unique:
-        raise ValueError("[" + ", ".join(unique) + "]")
+            errs.append(
+                FieldError(
+                    ERROR_TYPE_INVALID, child_path(p, "weight"), resource.weight, "must be 1"
+                )
+            )
+    agg = to_aggregate(errs)
+    if agg is not None:
+        raise agg
 
 
 def balanced_resource_scorer(requested: dict[str, int], allocatable: dict[str, int]) -> int:
