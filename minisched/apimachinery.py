@@ -56,7 +56,11 @@ class FieldError(Exception):
 
     def error_body(self) -> str:
         """The error without its field (upstream: Error.ErrorBody)."""
-        body = f"{_ERROR_TYPE_TEXT[self.type]}: {_go_value(self.bad_value)}"
+        # Some types print no value (upstream: Required, Forbidden, TooLong, Internal).
+        if self.type in _ERROR_TYPES_WITHOUT_VALUE:
+            body = _ERROR_TYPE_TEXT[self.type]
+        else:
+            body = f"{_ERROR_TYPE_TEXT[self.type]}: {_go_value(self.bad_value)}"
         if self.detail:
             body += f": {self.detail}"
         return body
@@ -536,3 +540,29 @@ class FieldSelector:
 
     def matches(self, fields: Mapping[str, str]) -> bool:
         return all(t.matches(fields) for t in self.terms)
+
+
+# --- more field errors (k8s.io/apimachinery/pkg/util/validation/field) and label names
+# (pkg/apis/meta/v1/validation), for the plugin args' validation ---
+
+ERROR_TYPE_REQUIRED = "FieldValueRequired"
+_ERROR_TYPE_TEXT[ERROR_TYPE_REQUIRED] = "Required value"
+# The types whose text leaves the bad value out (upstream: Error.ErrorBody's first case).
+_ERROR_TYPES_WITHOUT_VALUE: frozenset[str] = frozenset({ERROR_TYPE_REQUIRED})
+
+
+def required(path: str, detail: str) -> FieldError:
+    """A field that must be given and is not (upstream: field.Required): ``<field>: Required
+    value: <detail>``."""
+    return FieldError(ERROR_TYPE_REQUIRED, path, "", detail)
+
+
+def invalid(path: str, value: Any, detail: str) -> FieldError:
+    """A field with a bad value (upstream: field.Invalid)."""
+    return FieldError(ERROR_TYPE_INVALID, path, value, detail)
+
+
+def validate_label_name(label_name: str, path: str) -> list[FieldError]:
+    """One Invalid error per thing wrong with ``label_name`` as a label key, ``[prefix/]name``
+    (upstream: metav1validation.ValidateLabelName)."""
+    return [invalid(path, label_name, msg) for msg in is_qualified_name(label_name)]

@@ -74,6 +74,72 @@ def scheduler_options(step: steps.Step, args: argparse.Namespace) -> dict[str, A
     return options
 
 
+class BadConfiguration(ValueError):
+    """The configuration file cannot be used (unreadable, undecodable, invalid, or naming a
+    plugin the step does not have): the message is one line, the run ends with status 1."""
+
+
+def step_configuration(step: steps.Step, args: argparse.Namespace) -> Any | None:
+    """The step's KubeSchedulerConfiguration as ``--config FILE`` gives it (decoded, defaulted
+    and validated, as kube-scheduler does before it starts), or its default when only
+    ``--write-config-to`` is given; None without either flag.
+
+    NoSuchSetting for a step that reads no configuration file; BadConfiguration, in one line,
+    for a file it cannot use (upstream: Options.Complete, loadConfigFromFile, Validate).
+    """
+    path = getattr(args, "config", None)
+    if path is None and getattr(args, "write_config_to", None) is None:
+        return None
+    if not has_setting(step, "config"):
+        having = [str(s.number) for s in steps.built() if has_setting(s, "config")]
+        raise NoSuchSetting(
+            f"step {step.number} reads no KubeSchedulerConfiguration (--config, "
+            f"--write-config-to); the steps that do: {', '.join(having) or 'none built yet'}"
+        )
+    if path is None:
+        return importlib.import_module(f"{step.package}.scheduler").default_configuration()
+    config = importlib.import_module(f"{step.package}.config")
+    validation = importlib.import_module(f"{step.package}.validation")
+    try:
+        cfg = config.load_config_from_file(path)
+    except OSError as e:
+        raise BadConfiguration(f"{path}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise BadConfiguration(f"{path}: {e}") from None
+    err = validation.validate_kube_scheduler_configuration(cfg)
+    if err is not None:
+        raise BadConfiguration(f"{path}: invalid KubeSchedulerConfiguration: {err}")
+    return cfg
+
+
+def write_config(step: steps.Step, cfg: Any, to: str) -> None:
+    """``--write-config-to``: the configuration, every default filled in, as YAML, to the file
+    ``to`` (``-``: standard output), as kube-scheduler writes it."""
+    text = importlib.import_module(f"{step.package}.config").encode_config(cfg)
+    if to == "-":
+        sys.stdout.write(text)
+        return
+    with open(to, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def cluster_of(args: argparse.Namespace, cfg: Any | None) -> list[str]:
+    """Which kubeconfig the run uses, kube-scheduler's way: ``--kubeconfig`` beside
+    ``--config`` wins over the file's clientConnection.kubeconfig, which is used when no flag
+    names one. Sets ``args.kubeconfig``; returns the one line that says what happened, if
+    anything did."""
+    from_file = cfg.client_connection.kubeconfig if cfg is not None else ""
+    if not from_file:
+        return []
+    if args.kubeconfig and args.kubeconfig != from_file:
+        return [
+            f"--kubeconfig {args.kubeconfig} wins over clientConnection.kubeconfig {from_file} "
+            "of the configuration file"
+        ]
+    args.kubeconfig = from_file
+    return [f"using clientConnection.kubeconfig {from_file} of the configuration file"]
+
+
 def percentage(text: str) -> int:
     """0..100, checked as upstream validates the KubeSchedulerConfiguration."""
     try:
@@ -115,6 +181,20 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--web-port", type=_port, default=None, help="the page's port (implies --web)"
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration file, as kube-scheduler's --config reads it"
+        " (kubescheduler.config.k8s.io v1beta2, v1beta3 or v1); steps that have it",
+    )
+    parser.add_argument(
+        "--write-config-to",
+        default=None,
+        metavar="FILE",
+        help="write the configuration, with every default filled in, to FILE (- for standard"
+        " output) and exit, as kube-scheduler does; steps that have it",
     )
     parser.add_argument(
         "--percentage-of-nodes-to-score",

@@ -54,6 +54,7 @@ class PodState:
     node: str = ""  # bound to
     nominated: str = ""  # the node preemption nominated it to, until it is bound or gone
     preempted_by: str = ""  # a victim: the preemptor it is evicted for, until it moves
+    profile: str = ""  # the profile (schedulerName) of its last attempt, from step 14
 
     @property
     def queued(self) -> bool:
@@ -75,6 +76,7 @@ class PodState:
             self.preempted_by = ""
         elif event == "attempt":
             self.attempts += 1
+            self.profile = str(f.get("profile", ""))
             self.where = SCHEDULING
             self.deadline = None
             self.filters.clear()

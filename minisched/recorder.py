@@ -14,7 +14,7 @@ step may record:
                  none), event: a queue move. The page also reads ``deadline`` on a move into
                  podBackoffQ (when the backoff ends, on the scheduler's clock) and ``plugins``
                  on a move into unschedulableQ (the plugins that rejected the pod)
-``attempt``      pod: a scheduling cycle started for the pod
+``attempt``      pod: a scheduling cycle started for the pod; profile: its profile (step 14 on)
 ``filter``       pod, node, plugin, reason: a Filter plugin rejected the node
 ``feasible``     pod, passed, nodes, nominated: how many of the nodes passed Filter (nominated:
                  only the pod's nominated node was tried, and it passed); from step 12 also

@@ -269,7 +269,7 @@ class Report:
         if event == "prescore":
             return f"prescore {pod}: {f['plugin']} wrote {f['key']} = {f['data']!r} to CycleState"
         if event == "unschedulable":
-            return f"pending  {pod}: {f['message']}"
+            return f"pending  {pod}: {f['message']}{_profile(view)}"
         if event == "assumed":
             return f"assumed  {pod} -> {f['node']}"
         if event == "forgotten":
@@ -290,7 +290,7 @@ class Report:
         if event == "preempted":
             return f"preempted {pod} on {f['node']}, for {f['by']}: deleted, gracefully"
         if event == "bound":
-            return f"bound    {pod} -> {f['node']}"
+            return f"bound    {pod} -> {f['node']}{_profile(view)}"
         if event == "error":
             return f"error    {pod}: {f['message']}"
         return ""
@@ -527,6 +527,11 @@ def _is_terminal(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed file
         return False
+
+
+def _profile(view: PodState) -> str:
+    """`` (profile NAME)`` for a decision of a profile's (step 14 on), else ""."""
+    return f" (profile {view.profile})" if view.profile else ""
 
 
 def _seconds(value: float) -> str:

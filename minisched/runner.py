@@ -49,10 +49,15 @@ from . import cluster, goroutine, steps
 from .cli import (
     DEFAULT_SEED,
     PROG_ENV,
+    BadConfiguration,
     NoSuchSetting,
     add_common_flags,
+    cluster_of,
+    has_setting,
     scheduler_options,
     setup_logging,
+    step_configuration,
+    write_config,
 )
 from .clock import Clock
 from .gcpolicy import configure_gc, freeze_cache_once_listed
@@ -88,17 +93,37 @@ def new_scheduler(
     clock: Clock | None = None,
     **options: Any,
 ) -> StepScheduler:
-    """Build step N's Scheduler; every step takes the same keyword arguments."""
+    """Build step N's Scheduler; every step takes the same keyword arguments. A setting or a
+    configuration the step cannot build a scheduler from is a BadConfiguration (one line)."""
     module = importlib.import_module(f"{step.package}.scheduler")
-    scheduler: StepScheduler = module.Scheduler(
-        api_client,
-        rng=random.Random(seed),
-        clock=clock or Clock(),
-        recorder=recorder,
-        node_selector=node_selector,
-        **options,
-    )
+    try:
+        scheduler: StepScheduler = module.Scheduler(
+            api_client,
+            rng=random.Random(seed),
+            clock=clock or Clock(),
+            recorder=recorder,
+            node_selector=node_selector,
+            **options,
+        )
+    except ValueError as e:
+        raise BadConfiguration(str(e)) from None
     return scheduler
+
+
+def configuration(step: steps.Step, args: argparse.Namespace) -> Any | None:
+    """The configuration a run of the step uses: ``--config``'s, else its scenario's own
+    (``CONFIG`` in ``scenarios/stepN.py``, from step 14), else None (the step's default).
+    Prints what it does not apply, and which cluster it names, one line each."""
+    cfg = step_configuration(step, args)
+    if cfg is None and args.config is None:
+        text = getattr(importlib.import_module(step.scenario), "CONFIG", None)
+        if text is not None and has_setting(step, "config"):
+            cfg = importlib.import_module(f"{step.package}.config").load_config(text)
+    if cfg is not None and not args.write_config_to:
+        module = importlib.import_module(f"{step.package}.scheduler")
+        for line in cluster_of(args, cfg) + module.unapplied_settings(cfg):
+            print(f"config: {line}", file=sys.stderr)
+    return cfg
 
 
 def _cache_probe(scheduler: StepScheduler, c: cluster.Cluster, timeout: float = 10.0) -> Any:
@@ -330,9 +355,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         step = steps.choose(args.step)
         options = scheduler_options(step, args)
+        cfg = configuration(step, args)
     except (NoSuchStep, NoSuchSetting) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except BadConfiguration as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.write_config_to:
+        write_config(step, cfg, args.write_config_to)
+        return 0
+    if cfg is not None:
+        options["config"] = cfg
     _story_over.clear()
     _closed_page.clear()
     _watch_sigint()
@@ -348,7 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except KeyboardInterrupt:
         return _interrupted()
-    except (cluster.ClusterError, WebError) as e:
+    except (cluster.ClusterError, WebError, BadConfiguration) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception:
@@ -413,21 +447,35 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_logging(max(args.verbose, 1))
     configure_gc()
+    step = steps.get(number)
+    try:
+        options = scheduler_options(step, args)
+        cfg = step_configuration(step, args)
+    except NoSuchSetting as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except BadConfiguration as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.write_config_to:
+        write_config(step, cfg, args.write_config_to)
+        return 0
+    if cfg is not None:
+        for line in cluster_of(args, cfg) + importlib.import_module(
+            f"{step.package}.scheduler"
+        ).unapplied_settings(cfg):
+            log.warning("config: %s", line)
+        options["config"] = cfg
     if not (args.kubeconfig or args.embedded or os.environ.get("KUBECONFIG")):
         parser.error(
             "which cluster? give --kubeconfig PATH (e.g. the one `nox -s apiserver` prints),"
             " or --embedded for a private embedded API server"
         )
-    try:
-        options = scheduler_options(steps.get(number), args)
-    except NoSuchSetting as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         return _run_scheduler_alone(number, args, stop, options)
-    except (cluster.ClusterError, WebError) as e:
+    except (cluster.ClusterError, WebError, BadConfiguration) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 
@@ -439,7 +487,7 @@ def _run_scheduler_alone(
     options: dict[str, Any] | None = None,
 ) -> int:
     with cluster.connect(args.kubeconfig, args.context, embedded=args.embedded) as c:
-        log.info("scheduling pods with schedulerName minisched on the %s", c.describe())
+        log.info("scheduling on the %s", c.describe())
         if c.embedded:
             log.info("its kubeconfig (plain HTTP, for the Python client): %s", c.kubeconfig)
         report = Report()

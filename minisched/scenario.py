@@ -199,8 +199,10 @@ class Scenario:
         priority_class_name: str | None = None,
         requests: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
+        scheduler_name: str | None = None,
     ) -> client.V1Pod:
-        """A pause pod for the minisched scheduler, with the constraints it is given."""
+        """A pause pod for the minisched scheduler (or the profile ``scheduler_name`` names),
+        with the constraints it is given."""
         container = client.V1Container(
             name="pause",
             image="registry.k8s.io/pause:3.9",
@@ -211,7 +213,7 @@ class Scenario:
                 name=name, labels={SCENARIO_LABEL: self.name}, annotations=annotations
             ),
             spec=client.V1PodSpec(
-                scheduler_name=self.scheduler_name,
+                scheduler_name=scheduler_name or self.scheduler_name,
                 containers=[container],
                 tolerations=tolerations,
                 node_selector=node_selector,

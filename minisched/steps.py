@@ -137,6 +137,12 @@ STEPS: tuple[Step, ...] = (
         "The Pod's own constraints",
         "NodeAffinity and TaintToleration read the pod's spec; BalancedAllocation; v1.23's weights",
     ),
+    Step(
+        14,
+        "configuration",
+        "KubeSchedulerConfiguration and profiles",
+        "--config: the file kube-scheduler reads; profiles, plugin sets, multiPoint, plugin args",
+    ),
 )
 
 
@@ -190,12 +196,14 @@ def choose(text: str | int) -> Step:
 class StepScheduler(Protocol):
     """Every step's ``Scheduler``: built with the keywords ``runner.new_scheduler`` passes,
     ``run()`` until ``stop()``; its informers (the runner waits on their stores, the page adds
-    handlers to them), its clock and the scheduler name its pods ask for."""
+    handlers to them), its clock, and which pods are its own (their ``schedulerName`` is one it
+    serves: a profile's, from step 14)."""
 
-    scheduler_name: str
     clock: Clock
     pod_informer: Informer[V1Pod]
     node_informer: Informer[V1Node]
+
+    def responsible_for_pod(self, pod: V1Pod) -> bool: ...
 
     def run(self) -> None: ...
 

@@ -105,10 +105,61 @@ class FakeCoreV1Api:
         return call
 
 
+# From step 14 the profile comes from a KubeSchedulerConfiguration, whose defaults are
+# upstream's: the workshop's plugins run only when a profile enables them. This one does, in
+# the places step 13's fixed profile had them, so that the tests of the earlier steps' features
+# see the same framework on every step.
+WORKSHOP_CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1beta3
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: minisched
+  plugins:
+    multiPoint:
+      enabled:
+      - name: NodeNumber
+    bind:
+      disabled:
+      - name: "*"
+      enabled:
+      - name: FlakyBinder
+      - name: DefaultBinder
+"""
+
+# The profile (schedulerName) of make_pod's pods.
+PROFILE = "minisched"
+
+
+def configured(step: int) -> bool:
+    """Whether the step reads a KubeSchedulerConfiguration (step 14 on)."""
+    return has_module(step, "config")
+
+
+def workshop_config(step: int) -> Any:
+    """WORKSHOP_CONFIG, decoded and defaulted by the step (step 14 on)."""
+    return step_module(step, "config").load_config(WORKSHOP_CONFIG)
+
+
+def framework_of(sched: Any) -> Any:
+    """The scheduler's framework: its one, or from step 14 its ``minisched`` profile's."""
+    return sched.profiles[PROFILE] if hasattr(sched, "profiles") else sched.framework
+
+
+def set_framework(sched: Any, fwk: Any) -> None:
+    """Make ``fwk`` the framework the scheduler runs make_pod's pods in."""
+    if hasattr(sched, "profiles"):
+        sched.profiles[PROFILE] = fwk
+    else:
+        sched.framework = fwk
+
+
 def offline_scheduler(step: int, *, seed: int = 1, **options: Any) -> Any:
     """Step ``step``'s real Scheduler, never started: tests fill its caches by hand and call
-    its functions directly. ``sched.client`` is a FakeCoreV1Api."""
+    its functions directly. ``sched.client`` is a FakeCoreV1Api. From step 14 its
+    configuration is WORKSHOP_CONFIG unless ``config`` gives one."""
     module = step_module(step, "scheduler")
+    if configured(step) and "config" not in options:
+        options["config"] = workshop_config(step)
     sched = module.Scheduler(
         client.ApiClient(),
         rng=random.Random(seed),
@@ -118,7 +169,8 @@ def offline_scheduler(step: int, *, seed: int = 1, **options: Any) -> Any:
     )
     sched.client = FakeCoreV1Api()
     if hasattr(sched, "cache"):  # the steps whose binding is a plugin
-        sched.framework.client = sched.client
+        for fwk in getattr(sched, "profiles", {}).values() or [sched.framework]:
+            fwk.client = sched.client
     sched.event_recorder = FakeEventRecorder()
     return sched
 
@@ -175,6 +227,9 @@ def new_framework(step: int, registry: dict[str, Any], **extension_points: Any) 
         registry = {binder.NAME: binder.new, **registry}
         extension_points["bind"] = [binder.NAME]
 
+    if configured(step):
+        return _configured_framework(step, registry, clock, client_set, extension_points)
+
     def enabled(n: str | tuple[str, int]) -> Any:
         return runtime.EnabledPlugin(*n) if isinstance(n, tuple) else runtime.EnabledPlugin(n)
 
@@ -186,6 +241,35 @@ def new_framework(step: int, registry: dict[str, Any], **extension_points: Any) 
     if "clock" in inspect.signature(runtime.Framework).parameters:
         return runtime.Framework(registry, profile, clock=clock)
     return runtime.Framework(registry, profile)
+
+
+def _configured_framework(
+    step: int,
+    registry: dict[str, Any],
+    clock: Any,
+    client_set: Any,
+    extension_points: dict[str, list[Any]],
+) -> Any:
+    """new_framework from step 14: the plugins as a KubeSchedulerProfile. Upstream's framework
+    wants one QueueSort plugin: PrioritySort, unless the test names one."""
+    config = step_module(step, "config")
+    if "queue_sort" not in extension_points:
+        sort = step_module(step, "plugins.prioritysort")
+        registry = {sort.NAME: sort.new, **registry}
+        extension_points["queue_sort"] = [sort.NAME]
+
+    def plugin(n: str | tuple[str, int]) -> Any:
+        return config.Plugin(*n) if isinstance(n, tuple) else config.Plugin(n)
+
+    plugins = config.Plugins(
+        **{
+            point: config.PluginSet(enabled=[plugin(n) for n in names])
+            for point, names in extension_points.items()
+        }
+    )
+    profile = config.KubeSchedulerProfile(scheduler_name=PROFILE, plugins=plugins)
+    runtime = step_module(step, "runtime")
+    return runtime.Framework(registry, profile, clock=clock, client_set=client_set)
 
 
 def node_arg(step: int, node: client.V1Node | None) -> Any:

@@ -10,7 +10,7 @@ from kubernetes import client
 
 from minisched.informer import DeletedFinalStateUnknown
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, add_pods, make_node, make_pod, offline_scheduler
+from tests.fakes import add_nodes, add_pods, framework_of, make_node, make_pod, offline_scheduler
 from tests.test_permit import FakePermit, join_binding_threads
 
 STEPS = built_steps(7)
@@ -86,8 +86,8 @@ def test_each_plugin_registers_its_events_under_its_own_name(step: int) -> None:
         expected[fw.ClusterEvent(fw.GVK.WILDCARD, fw.ActionType.ALL)] |= {
             "NodeResourcesBalancedAllocation"
         }
-    assert sched.framework.cluster_event_map == expected
-    assert sched.scheduling_queue.cluster_event_map is sched.framework.cluster_event_map
+    assert framework_of(sched).cluster_event_map == expected
+    assert sched.scheduling_queue.cluster_event_map is framework_of(sched).cluster_event_map
 
 
 @step_param
@@ -214,7 +214,7 @@ def test_a_pod_rejected_at_permit_has_no_rejector_and_moves_on_any_event(step: i
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
     reject = FakePermit("NodeNumber", fw.Status(fw.Code.UNSCHEDULABLE, ["no"]))
-    sched.framework.permit_plugins = [reject]
+    framework_of(sched).permit_plugins = [reject]
     add_nodes(sched, make_node("node1"))
     pod = make_pod("pod1")
     add_pods(sched, pod)
@@ -283,11 +283,11 @@ def test_deleting_a_pod_waiting_on_permit_rejects_it_and_it_is_not_requeued(step
     add_pods(sched, pod)
     sched.pod_informer._notify("add", pod)
     step_module(step, "schedule_one").schedule_one(sched)  # waits 8 s on NodeNumber
-    assert sched.framework.get_waiting_pod(pod.metadata.uid) is not None
+    assert framework_of(sched).get_waiting_pod(pod.metadata.uid) is not None
     sched.pod_informer.store._pop("default/pod8")
     sched.pod_informer._notify("delete", pod)
     join_binding_threads()
-    assert sched.framework.get_waiting_pod(pod.metadata.uid) is None
+    assert framework_of(sched).get_waiting_pod(pod.metadata.uid) is None
     assert sched.client.bindings == []
     assert where(sched, "pod8") == "none"
 

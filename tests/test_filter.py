@@ -17,6 +17,7 @@ from tests.fakes import (
     new_framework,
     node_arg,
     offline_scheduler,
+    set_framework,
 )
 
 STEPS = built_steps(2)
@@ -110,7 +111,7 @@ def test_a_filter_error_ends_the_cycle_without_binding(step: int) -> None:
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
     bad = FakeFilter("Bad", {"node1": fw.Status(fw.Code.ERROR, ["disk on fire"])}, [])
-    sched.framework = new_framework(step, _registry(bad), filter=["Bad"], clock=sched.clock)
+    set_framework(sched, new_framework(step, _registry(bad), filter=["Bad"], clock=sched.clock))
     add_nodes(sched, make_node("node0"), make_node("node1"))
     sched.scheduling_queue.add(make_pod("pod1"))
     step_module(step, "schedule_one").schedule_one(sched)

@@ -9,7 +9,16 @@ import pytest
 from kubernetes import client
 
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, add_pods, make_node, make_pod, new_framework, offline_scheduler
+from tests.fakes import (
+    add_nodes,
+    add_pods,
+    framework_of,
+    make_node,
+    make_pod,
+    new_framework,
+    offline_scheduler,
+    set_framework,
+)
 from tests.test_event_handlers import where
 
 STEPS = built_steps(10)
@@ -50,7 +59,7 @@ def node_info(step: int, node: client.V1Node, *pods: client.V1Pod) -> Any:
 
 
 def plugin(step: int) -> Any:
-    [fit] = [p for p in offline_scheduler(step).framework.filter_plugins if p.name() == NAME]
+    [fit] = [p for p in framework_of(offline_scheduler(step)).filter_plugins if p.name() == NAME]
     return fit
 
 
@@ -93,7 +102,7 @@ def test_pre_filter_writes_the_request_once_into_the_cycle_state(step: int) -> N
     cs = step_module(step, "cycle_state")
     nr = step_module(step, "plugins.noderesources")
     state = cs.CycleState()
-    fwk = offline_scheduler(step).framework
+    fwk = framework_of(offline_scheduler(step))
     # From step 13 NodeAffinity runs first, as in v1.23's default profile.
     first = ["NodeAffinity"] if step >= 13 else []
     assert [p.name() for p in fwk.pre_filter_plugins] == [*first, NAME]
@@ -263,7 +272,7 @@ def test_an_unschedulable_pre_filter_fails_every_node_and_no_filter_runs(step: i
         step, registry, pre_filter=["First", "Second"], filter=["Counting"], clock=sched.clock
     )
     fwk.snapshot = sched.snapshot
-    sched.framework = fwk
+    set_framework(sched, fwk)
     add_nodes(sched, make_node("node-a"), make_node("node-b"))
     pod = make_pod("pod1")
     add_pods(sched, pod)
@@ -320,7 +329,7 @@ def least_allocated(step: int, pod: client.V1Pod, node: client.V1Node, *pods: cl
     for p in pods:
         sched.cache.add_pod(p)
     sched.cache.update_snapshot(sched.snapshot)
-    [fit] = [p for p in sched.framework.score_plugins if p.name() == NAME]
+    [fit] = [p for p in framework_of(sched).score_plugins if p.name() == NAME]
     cycle_state = step_module(step, "cycle_state")
     # v1.23's Fit has no PreScore: Score computes the pod's request itself, for every node.
     assert not hasattr(fit, "pre_score")

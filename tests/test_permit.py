@@ -14,7 +14,16 @@ import pytest
 from minisched import goroutine
 from minisched.clock import FakeClock, Timer
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, cycle_args, make_node, make_pod, new_framework, offline_scheduler
+from tests.fakes import (
+    add_nodes,
+    cycle_args,
+    framework_of,
+    make_node,
+    make_pod,
+    new_framework,
+    offline_scheduler,
+    set_framework,
+)
 
 STEPS = built_steps(5)
 step_param = pytest.mark.parametrize("step", STEPS, ids=lambda n: f"step{n}")
@@ -351,8 +360,9 @@ def test_node0_with_the_fake_clock(step: int) -> None:
 def _always_waits(step: int, sched: Any) -> None:
     fw = step_module(step, "framework")
     plugin = FakePermit("Slow", fw.Status(fw.Code.WAIT), 10.0)
-    sched.framework = new_framework(
-        step, {"Slow": lambda a, h: plugin}, permit=["Slow"], clock=sched.clock
+    set_framework(
+        sched,
+        new_framework(step, {"Slow": lambda a, h: plugin}, permit=["Slow"], clock=sched.clock),
     )
 
 
@@ -383,8 +393,8 @@ def test_a_permit_failure_in_the_scheduling_cycle_is_reported(
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
     plugin = FakePermit("No", fw.Status(fw.Code[code], ["no way"]))
-    sched.framework = new_framework(
-        step, {"No": lambda a, h: plugin}, permit=["No"], clock=sched.clock
+    set_framework(
+        sched, new_framework(step, {"No": lambda a, h: plugin}, permit=["No"], clock=sched.clock)
     )
     _cluster(sched, "node1")
     sched.scheduling_queue.add(make_pod("pod1"))
@@ -417,15 +427,16 @@ def _waiting_at_gate(step: int) -> tuple[Any, Any]:
     """A scheduler whose only pod, pod1, has been scheduled and waits at Permit ("Gate")."""
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
-    sched.framework = _permit_framework(
-        step, sched.clock, FakePermit("Gate", fw.Status(fw.Code.WAIT), 10.0)
+    set_framework(
+        sched,
+        _permit_framework(step, sched.clock, FakePermit("Gate", fw.Status(fw.Code.WAIT), 10.0)),
     )
     add_nodes(sched, make_node("node1"))
     pod = make_pod("pod1")
     sched.pod_informer.store._set("default/pod1", pod)
     sched.pod_informer._notify("add", pod)
     step_module(step, "schedule_one").schedule_one(sched)
-    assert sched.framework.get_waiting_pod(pod.metadata.uid) is not None
+    assert framework_of(sched).get_waiting_pod(pod.metadata.uid) is not None
     return sched, pod
 
 
@@ -445,7 +456,7 @@ def test_an_update_of_a_pod_in_its_binding_cycle_does_not_queue_it_again(step: i
     labelled = _changed(pod, "2")
     sched.pod_informer._notify("update", pod, labelled)
     assert sched.scheduling_queue.pending_pods() == []
-    sched.framework.get_waiting_pod(pod.metadata.uid).allow("Gate")
+    framework_of(sched).get_waiting_pod(pod.metadata.uid).allow("Gate")
     assert sched.client.wait_for_bindings(1)
     join_binding_threads()
     # The informer sees it bound: it is not assumed any more.

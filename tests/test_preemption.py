@@ -12,7 +12,7 @@ import pytest
 from kubernetes import client
 
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, add_pods, make_pod, offline_scheduler
+from tests.fakes import add_nodes, add_pods, framework_of, make_pod, offline_scheduler
 from tests.test_noderesources import container, node_of
 
 STEPS = built_steps(11)
@@ -42,14 +42,14 @@ def cluster(step: int, nodes: dict[str, str], pods: list[Any], **options: Any) -
 
 
 def preemption_plugin(sched: Any) -> Any:
-    [pl] = sched.framework.post_filter_plugins
+    [pl] = framework_of(sched).post_filter_plugins
     return pl
 
 
 def victims_on(step: int, sched: Any, preemptor: Any, node: str) -> tuple[list[str], int, Any]:
     """select_victims_on_node on copies, after PreFilter, as the dry run calls it."""
     state = step_module(step, "cycle_state").CycleState()
-    assert sched.framework.run_pre_filter_plugins(state, preemptor).is_success()
+    assert framework_of(sched).run_pre_filter_plugins(state, preemptor).is_success()
     node_info = sched.snapshot.get(node).clone()
     victims, violations, status = preemption_plugin(sched).select_victims_on_node(
         state, preemptor, node_info, []
@@ -236,14 +236,14 @@ def test_post_filter_evicts_the_victims_and_nominates_the_node(step: int) -> Non
     for p in (lower, higher):
         sched.scheduling_queue.pod_nominator.add_nominated_pod(p, None)
     state = step_module(step, "cycle_state").CycleState()
-    assert sched.framework.run_pre_filter_plugins(state, preemptor).is_success()
+    assert framework_of(sched).run_pre_filter_plugins(state, preemptor).is_success()
     # spare fails with UnschedulableAndUnresolvable (say, cordoned): it is not even tried.
     m = {
         "north": fw.Status(fw.Code.UNSCHEDULABLE, ["Insufficient cpu"]),
         "east": fw.Status(fw.Code.UNSCHEDULABLE, ["Insufficient cpu"]),
         "spare": fw.Status(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["node(s) were unschedulable"]),
     }
-    result, status = sched.framework.run_post_filter_plugins(state, preemptor, m)
+    result, status = framework_of(sched).run_post_filter_plugins(state, preemptor, m)
     assert status.is_success()
     assert result.nominating_info == fw.NominatingInfo("north", fw.NominatingMode.OVERRIDE)
     deleted = [args for name, args in sched.client.calls if name == "delete_namespaced_pod"]
@@ -267,9 +267,9 @@ def test_no_candidate_is_a_fit_error_and_nothing_is_evicted(step: int) -> None:
     preemptor = pod("p", 1000)
     add_pods(sched, preemptor)
     state = step_module(step, "cycle_state").CycleState()
-    sched.framework.run_pre_filter_plugins(state, preemptor)
+    framework_of(sched).run_pre_filter_plugins(state, preemptor)
     m = {"n": fw.Status(fw.Code.UNSCHEDULABLE, ["Insufficient cpu"])}
-    result, status = sched.framework.run_post_filter_plugins(state, preemptor, m)
+    result, status = framework_of(sched).run_post_filter_plugins(state, preemptor, m)
     # v1.23's Preempt: NewPostFilterResultWithNominatedNode(""), which clears a nomination.
     assert result.nominating_info == fw.NominatingInfo("", fw.NominatingMode.OVERRIDE)
     assert status.code == fw.Code.UNSCHEDULABLE
@@ -325,9 +325,9 @@ def test_filter_counts_nominated_pods_of_equal_or_higher_priority(step: int) -> 
 
     def fits(p: Any) -> bool:
         state = state_module.CycleState()
-        sched.framework.run_pre_filter_plugins(state, p)
+        framework_of(sched).run_pre_filter_plugins(state, p)
         node_info = sched.snapshot.get("n")
-        status = sched.framework.run_filter_plugins_with_nominated_pods(state, p, node_info)
+        status = framework_of(sched).run_filter_plugins_with_nominated_pods(state, p, node_info)
         return status.is_success()
 
     assert not fits(pod("lower", 500))  # it must not take the room kept for kept
@@ -376,14 +376,14 @@ def test_the_dry_run_starts_at_the_offset_and_stops_at_enough_candidates(step: i
     sched = cluster(step, {"a": "1", "b": "1", "c": "1"}, pods, seed=7)
     preemption = step_module(step, "preemption")
     dp = step_module(step, "plugins.defaultpreemption")
-    plugin = dp.DefaultPreemption(dp.DefaultPreemptionArgs(10, 1), sched.framework)
+    plugin = dp.DefaultPreemption(dp.DefaultPreemptionArgs(10, 1), framework_of(sched))
     # The offset comes from the scheduler's seeded source: a run with the same seed repeats it.
     rng = random.Random(7)
     assert plugin.get_offset_and_num_candidates(3) == (rng.randrange(3), 1)
     preemptor = pod("p", 1000)
     state = step_module(step, "cycle_state").CycleState()
-    sched.framework.run_pre_filter_plugins(state, preemptor)
-    ev = preemption.Evaluator(dp.NAME, sched.framework, state, plugin)
+    framework_of(sched).run_pre_filter_plugins(state, preemptor)
+    ev = preemption.Evaluator(dp.NAME, framework_of(sched), state, plugin)
     nodes = sched.snapshot.list()
     candidates, statuses, errs = ev.dry_run_preemption(preemptor, nodes, [], 2, 1)
     # One candidate is enough: c (offset 2) is the first tried, and the last.
@@ -424,7 +424,7 @@ def test_victim_selection_keeps_the_prefilter_state_right_through_its_extensions
     pods = [pod("web", 200, node="n"), pod("batch", 100, cpu="2", node="n")]
     sched = cluster(step, {"n": "3"}, pods)
     counting = CountingPreFilter(step_module(step, "framework"))
-    sched.framework.pre_filter_plugins.append(counting)
+    framework_of(sched).pre_filter_plugins.append(counting)
     assert victims_on(step, sched, pod("p", 1000, cpu="2"), "n")[0] == ["batch"]
     # Both removed, then each put back from the most important down; batch out again.
     assert counting.calls == [
@@ -442,14 +442,14 @@ def test_a_victim_waiting_on_permit_is_rejected_not_deleted(step: int) -> None:
     victim = pod("waiting", 100, node="n")
     sched = cluster(step, {"n": "1"}, [victim])
     waiting = step_module(step, "waiting_pods").WaitingPod(victim, sched.clock)
-    sched.framework.waiting_pods.add(waiting)
+    framework_of(sched).waiting_pods.add(waiting)
     waiting.start({"NodeNumber": 10.0})
     preemptor = pod("p", 1000)
     add_pods(sched, preemptor)
     state = step_module(step, "cycle_state").CycleState()
-    sched.framework.run_pre_filter_plugins(state, preemptor)
+    framework_of(sched).run_pre_filter_plugins(state, preemptor)
     m = {"n": fw.Status(fw.Code.UNSCHEDULABLE, ["Insufficient cpu"])}
-    result, status = sched.framework.run_post_filter_plugins(state, preemptor, m)
+    result, status = framework_of(sched).run_post_filter_plugins(state, preemptor, m)
     assert status.is_success() and result.nominating_info.nominated_node_name == "n"
     signal = waiting.get_signal()
     assert signal.code == fw.Code.UNSCHEDULABLE and signal.message() == "preempted"

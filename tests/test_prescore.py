@@ -8,7 +8,16 @@ from typing import Any
 import pytest
 
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, drive, make_node, make_pod, new_framework, offline_scheduler
+from tests.fakes import (
+    add_nodes,
+    drive,
+    framework_of,
+    make_node,
+    make_pod,
+    new_framework,
+    offline_scheduler,
+    set_framework,
+)
 
 STEPS = built_steps(4)
 step_param = pytest.mark.parametrize("step", STEPS, ids=lambda n: f"step{n}")
@@ -91,13 +100,16 @@ class Spy:
 def test_every_scheduling_cycle_gets_a_new_cycle_state(step: int) -> None:
     sched = offline_scheduler(step)
     spy = Spy(step_module(step, "framework"))
-    sched.framework = new_framework(
-        step,
-        {"Spy": lambda a, h: spy},
-        pre_score=["Spy"],
-        score=["Spy"],
-        clock=sched.clock,
-        client=sched.client,
+    set_framework(
+        sched,
+        new_framework(
+            step,
+            {"Spy": lambda a, h: spy},
+            pre_score=["Spy"],
+            score=["Spy"],
+            clock=sched.clock,
+            client=sched.client,
+        ),
     )
     add_nodes(sched, make_node("node-a"), make_node("node-b"))
     schedule_one = step_module(step, "schedule_one").schedule_one
@@ -132,7 +144,9 @@ def test_a_failing_pre_score_ends_the_cycle_with_an_error(step: int) -> None:
 
 def _node_number(step: int) -> Any:
     [plugin] = [
-        p for p in offline_scheduler(step).framework.pre_score_plugins if p.name() == "NodeNumber"
+        p
+        for p in framework_of(offline_scheduler(step)).pre_score_plugins
+        if p.name() == "NodeNumber"
     ]
     return plugin
 

@@ -1,23 +1,45 @@
 """Step 13 beside the real kube-scheduler: where each pod may go (opt-in, as test_bench's).
 
-Upstream counterpart: kube-scheduler's default profile. Step 13 rebuilds, from v1.23, the
+Upstream counterpart: kube-scheduler's default profile. Step 13 rebuilds, from v1.23.10, the
 plugins that decide where a pod may go and which node it prefers: NodeAffinity (nodeSelector,
 required and preferred node affinity), TaintToleration and NodeResourcesFit's and
-NodeResourcesBalancedAllocation's scores, with the default profile's score weights. Given the
-same nodes and pods, a pod must go to a node the real kube-scheduler could have picked (one of
-its best-scored nodes), and where that best node is unique, to the same one. Two checks, each
-on a fresh real control plane (etcd, kube-apiserver and kube-scheduler v1.36.2):
+NodeResourcesBalancedAllocation's scores, with v1.23's default score weights (v1beta3's:
+TaintToleration 3, NodeAffinity 2, the two resource scores 1). Given the same nodes and pods, a
+pod must go to a node the real kube-scheduler could have picked (one of its best-scored nodes),
+and where that best node is unique, to the same one.
+
+Each check runs on a fresh real control plane (etcd and kube-apiserver v1.36.2), against one of
+two references, each in a variant of its own:
+
+- ``v1.36``: the control plane's own kube-scheduler v1.36.2 (profile ``default-scheduler``).
+  Its NodeResourcesBalancedAllocation scores differently (kubernetes#135573, see GI_PER_CPU)
+  and skips best-effort pods (kubernetes#129138), so its random stream is restricted to the
+  shapes on which BalancedAllocation decides nothing: every node has, and every pod requests,
+  GI_PER_CPU Gi of memory per CPU. Only the choices are compared: its scores are not known.
+- ``v1.23``: kube-scheduler v1.23.10 itself (``$KUBE_SCHEDULER_V1_23``, by default
+  ``~/.cache/realk8s/v1.23/kube-scheduler``, built outside the project), started here with a
+  v1beta3 configuration of one default profile, ``kube-scheduler-v1-23``: the version step 13
+  ports, so its stream is the full one (nodes and pods of any CPU-to-memory ratio, pods with
+  only CPU or only memory requests, best-effort pods), and BalancedAllocation is compared too.
+  It logs at ``-v=10``, where it writes each node's weighted score per plugin: step 13's must
+  be the same numbers, node for node, and its other plugins must score every node alike.
+  The v1.36 API server no longer serves CSIStorageCapacity v1beta1, whose informer v1.23 would
+  wait on for ever: it runs with ``--feature-gates=CSIStorageCapacity=false``. Skipped (this
+  variant only) when the binary is missing.
+
+Two checks, each against both references:
 
 - the step's scenario (scenarios/step13.py) is played twice, once by step 13 and once by
-  kube-scheduler (its pods ask for ``schedulerName: default-scheduler``): the same bindings,
-  and the pod that fits nowhere stays pending with both, for the same reasons;
+  kube-scheduler (its pods ask for the reference's schedulerName): the same bindings, and the
+  pod that fits nowhere stays pending with both, for the same reasons;
 - a seeded stream of random pods (tolerations, nodeSelector, required and preferred node
-  affinity, requests) on random nodes (labels, taints, sizes), each created twice: first as a
-  twin for step 13, whose decision and per-node scores are recorded before the twin is deleted,
-  then for kube-scheduler, which keeps its pod if it binds it. Both schedulers therefore decide
-  each pod from the same cluster state: the pods kube-scheduler bound before it.
+  affinity with every operator, requests) on random nodes (labels, NoSchedule, PreferNoSchedule
+  and NoExecute taints, sizes), each created twice: first as a twin for step 13, whose decision
+  and per-node scores are recorded before the twin is deleted, then for kube-scheduler, which
+  keeps its pod if it binds it. Both schedulers therefore decide each pod from the same cluster
+  state: the pods kube-scheduler bound before it.
 
-kube-scheduler v1.36 has more default plugins than step 13 (ImageLocality, InterPodAffinity,
+kube-scheduler has more default plugins than step 13 (ImageLocality, InterPodAffinity,
 PodTopologySpread, NodePorts, the volume plugins, ...). For bare pods (no owner, no Service, no
 volumes, no ports, no pod affinity) on nodes that report no images, they pass every node and
 score all nodes alike, so they change no choice. The pods here are built that way.
@@ -27,19 +49,30 @@ before a pod is created is seen before that pod is: once step 13's twin is decid
 deleted, and only then is kube-scheduler's pod created; once that one is decided, the next twin
 is. Nodes come on another watch: before the first pod, a probe pod per node (allowed on that
 node only, tolerating everything) is bound by kube-scheduler and deleted, and step 13's node
-informer is waited on.
+informer is waited on. kube-scheduler v1.23 is waited on through its ``/healthz`` first.
 
 Skipped unless the real control plane is built (``~/.cache/realk8s/bin/kube-apiserver``) and
-``$REALK8S_RUN`` names an instance of one's own (with its ``*_PORT`` variables).
+``$REALK8S_RUN`` names an instance of one's own (with its ``*_PORT`` variables). v1.23's log is
+in the test's tmp_path (``kube-scheduler-v1.23.log``).
 """
 
 from __future__ import annotations
 
+import http.client
+import json
+import os
 import random
+import re
+import socket
+import ssl
+import subprocess
 import threading
+import time
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,6 +84,7 @@ from minisched.runner import new_scheduler, version_reached
 from minisched.scenario import NODE_SELECTOR, Scenario
 from scenarios.step13 import unschedulable
 from tests.conftest import built_steps
+from tests.test_bench import real_control_plane  # noqa: F401  (a fixture)
 from tests.test_permit import join_binding_threads
 from tests.test_realk8s_resources import (  # noqa: F401  (the fixture)
     WaitingRecorder,
@@ -59,10 +93,18 @@ from tests.test_realk8s_resources import (  # noqa: F401  (the fixture)
 
 TIMEOUT = 30.0
 DEFAULT_SCHEDULER = "default-scheduler"
+V1_23_SCHEDULER = "kube-scheduler-v1-23"
+V1_23_BINARY = Path(
+    os.environ.get(
+        "KUBE_SCHEDULER_V1_23", Path.home() / ".cache" / "realk8s" / "v1.23" / "kube-scheduler"
+    )
+)
 
-# The random stream: its seed, and how many pods it creates.
+# The random streams: their seeds, and how many pods each creates.
 SEED = 1323
 PODS = 25
+V1_23_SEED = 2310
+V1_23_PODS = 40
 
 # Nodes: names end in a letter, so the workshop's NodeNumber plugin scores none of them.
 NODE_NAMES = [f"node-{c}" for c in "abcdef"]
@@ -73,22 +115,26 @@ CORES = [4, 8, 12, 16, 24, 32]
 # the same key and effect (the API server refuses that).
 TAINTS = [("dedicated", "ml"), ("spot", "true"), ("gpu", "nvidia"), ("team", "web")]
 EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
-# Memory per CPU, the same on every node and in every pod's requests. Nodes and pods of other
-# shapes are left out because NodeResourcesBalancedAllocation scores differently since v1.36
-# (kubernetes#135573): v1.23 scores the node's balance with the pod, (1 - std) * 100; v1.36
-# scores the change the pod makes to it, 50 + (50 + with - without) / 2, so 75 when it makes
-# none. That alone can send a pod elsewhere: with pods of other shapes, a pod of 512Mi and no
-# CPU could go to node-d (CPU 0.75 used, memory 0.23) or node-f (0.8, 0.13); v1.23 prefers
-# node-d (73 against 66), v1.36 scores both 75 and NodeResourcesFit (48 against 46) sends it to
-# node-f. With one shape, every node's CPU and memory fractions are equal, with or without the
-# pod: BalancedAllocation gives every node 100 in v1.23 and 75 in v1.36, and decides nothing.
-# It also leaves out best-effort pods, which v1.36's BalancedAllocation does not score at all
-# (kubernetes#129138).
+# Memory per CPU in the v1.36 stream, the same on every node and in every pod's requests. Nodes
+# and pods of other shapes are left out of it because NodeResourcesBalancedAllocation scores
+# differently since v1.36 (kubernetes#135573): v1.23 scores the node's balance with the pod,
+# (1 - std) * 100; v1.36 scores the change the pod makes to it, 50 + (50 + with - without) / 2,
+# so 75 when it makes none. That alone can send a pod elsewhere: with pods of other shapes, a
+# pod of 512Mi and no CPU could go to node-d (CPU 0.75 used, memory 0.23) or node-f (0.8, 0.13);
+# v1.23 prefers node-d (73 against 66), v1.36 scores both 75 and NodeResourcesFit (48 against
+# 46) sends it to node-f. With one shape, every node's CPU and memory fractions are equal, with
+# or without the pod: BalancedAllocation gives every node 100 in v1.23 and 75 in v1.36, and
+# decides nothing. It also leaves out best-effort pods, which v1.36's BalancedAllocation does
+# not score at all (kubernetes#129138). The v1.23 stream has every shape.
 GI_PER_CPU = 4
 # Label key -> the values a node may have.
 LABEL_VALUES = {"disk": DISKS, "zone": ZONES, "cores": [str(c) for c in CORES]}
 
 TOLERATE_ALL = client.V1Toleration(operator="Exists")
+BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
+# The score plugins step 13 shares with kube-scheduler (its NodeNumber scores none of the nodes
+# here; kube-scheduler's others must score all nodes alike).
+SHARED_SCORE_PLUGINS = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", BALANCED_ALLOCATION}
 
 
 def bound(pod: Any) -> bool:
@@ -129,9 +175,10 @@ def only_on(node: str) -> client.V1Affinity:
     )
 
 
-def default_scheduler_probe(api: client.ApiClient) -> Callable[..., bool]:
-    """A ``Scenario(wait_for_cache=...)`` for kube-scheduler, whose informers this process
-    cannot look into: for each node, a pod of kube-scheduler's allowed on that node only,
+def kube_scheduler_probe(api: client.ApiClient, scheduler_name: str) -> Callable[..., bool]:
+    """A ``Scenario(wait_for_cache=...)`` for kube-scheduler (its profile ``scheduler_name``),
+    whose informers this process cannot look into: for each node, a pod of that profile's
+    allowed on that node only,
     tolerating every taint and requesting nothing. Bound, it shows kube-scheduler has the node
     with its status (without one, allocatable pods is 0 and no pod fits); the probes are then
     deleted, on the pod watch, before any pod of the test is created. In a namespace of its
@@ -146,9 +193,7 @@ def default_scheduler_probe(api: client.ApiClient) -> Callable[..., bool]:
         if kind != "node" or not present:
             return True
         names = list(names)
-        with Scenario(
-            api, "probe", timeout=TIMEOUT, say=quiet, scheduler_name=DEFAULT_SCHEDULER
-        ) as p:
+        with Scenario(api, "probe", timeout=TIMEOUT, say=quiet, scheduler_name=scheduler_name) as p:
             for node in names:
                 p.create_pod(f"probe-{node}", tolerations=[TOLERATE_ALL], affinity=only_on(node))
             pods = p.wait_for(lambda pods: all(bound(pods.get(f"probe-{n}")) for n in names))
@@ -201,15 +246,146 @@ def running(step: int, api: client.ApiClient, recorder: WaitingRecorder) -> Iter
         join_binding_threads()
 
 
+# --- the references: kube-scheduler v1.36 (the control plane's), v1.23 (started here) ----------
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A kube-scheduler to compare step 13 with, and the cluster it runs on."""
+
+    version: str
+    scheduler_name: str
+    # The full random stream (any shape, best-effort pods), or the one restricted to the
+    # shapes on which v1.36's BalancedAllocation decides nothing (see GI_PER_CPU).
+    any_shape: bool
+    kubeconfig: str = ""  # the control plane's admin kubeconfig
+    log: Path | None = None  # where kube-scheduler logs, when it runs here
+
+
+REFERENCES = {
+    "v1.36": Reference("v1.36", DEFAULT_SCHEDULER, any_shape=False),
+    "v1.23": Reference("v1.23", V1_23_SCHEDULER, any_shape=True),
+}
+
+
+def v1_23_config(kubeconfig: Path) -> str:
+    """kube-scheduler v1.23's configuration: one profile with the default plugins, no
+    leader election (as up.sh's ``--leader-elect=false``), the control plane's scheduler
+    identity (``--kubeconfig`` is ignored once ``--config`` is given)."""
+    return (
+        "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "leaderElection: {leaderElect: false}\n"
+        f"clientConnection: {{kubeconfig: {json.dumps(str(kubeconfig))}}}\n"
+        "profiles:\n"
+        f"- schedulerName: {V1_23_SCHEDULER}\n"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tail(path: Path, lines: int = 25) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Until ``/healthz`` on ``port`` answers ok (its serving certificate is self-signed),
+    failing with the log's tail if the process exits first or the deadline passes."""
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    url = f"https://127.0.0.1:{port}/healthz"
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        try:
+            with urllib.request.urlopen(url, context=insecure, timeout=2) as answer:
+                if answer.read() == b"ok":
+                    return
+        except (OSError, http.client.HTTPException):
+            pass  # not listening yet, or not healthy yet
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"kube-scheduler v1.23 not healthy in {TIMEOUT} s:\n{tail(log)}"
+        try:  # the pause between probes: returns early if it exits
+            code = proc.wait(timeout=min(0.1, remaining))
+        except subprocess.TimeoutExpired:
+            continue
+        raise AssertionError(f"kube-scheduler v1.23 exited ({code}) at start:\n{tail(log)}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and a second one: without leader election v1.23 does not finish its shutdown
+    (scheduleOne waits on the queue's Pop, and the queue is closed only after that loop
+    returns); its signal handler exits at once on the second signal. SIGKILL if even that
+    fails."""
+    for signal_again in (True, False):
+        proc.terminate()
+        try:
+            proc.wait(timeout=1 if signal_again else 10)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    proc.kill()
+    proc.wait()
+
+
+@contextmanager
+def v1_23_kube_scheduler(kubeconfig: str, tmp_path: Path) -> Iterator[Path]:
+    """kube-scheduler v1.23 against the control plane of ``kubeconfig``, healthy, for the
+    duration; yields its log's path."""
+    scheduler_kubeconfig = Path(kubeconfig).with_name("scheduler.kubeconfig")  # up.sh's
+    assert scheduler_kubeconfig.is_file(), f"no {scheduler_kubeconfig}"
+    config_file = tmp_path / "kube-scheduler-v1.23.yaml"
+    config_file.write_text(v1_23_config(scheduler_kubeconfig))
+    log = tmp_path / "kube-scheduler-v1.23.log"
+    port = free_port()
+    argv = [
+        str(V1_23_BINARY),
+        f"--config={config_file}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        f"--cert-dir={tmp_path / 'kube-scheduler-v1.23-certs'}",
+        f"--authentication-kubeconfig={scheduler_kubeconfig}",
+        f"--authorization-kubeconfig={scheduler_kubeconfig}",
+        "--feature-gates=CSIStorageCapacity=false",
+        "--v=10",  # each node's score per plugin (see logged_scores)
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    try:
+        wait_healthy(proc, port, log)
+        yield log
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+def kube_scheduler(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Reference]:
+    """The reference ``request.param`` names, running on a fresh real control plane: v1.36
+    is the control plane's own kube-scheduler, v1.23 is started here (skipped without it)."""
+    reference = REFERENCES[request.param]
+    if reference.version == "v1.36":
+        kubeconfig = request.getfixturevalue("real_control_plane_with_kube_scheduler")
+        yield replace(reference, kubeconfig=kubeconfig)
+        return
+    if not os.access(V1_23_BINARY, os.X_OK):
+        pytest.skip(f"kube-scheduler v1.23 not built on this machine ({V1_23_BINARY})")
+    kubeconfig = request.getfixturevalue("real_control_plane")
+    with v1_23_kube_scheduler(kubeconfig, tmp_path) as log:
+        yield replace(reference, kubeconfig=kubeconfig, log=log)
+
+
 # --- 1. the scenario, both ways ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("kube_scheduler", list(REFERENCES), indirect=True)
 @pytest.mark.parametrize("step", built_steps(13), ids=lambda n: f"step{n}")
-def test_the_scenario_binds_as_kube_scheduler_does(
-    step: int,
-    real_control_plane_with_kube_scheduler: str,  # noqa: F811
-) -> None:
-    api = config.new_client_from_config(config_file=real_control_plane_with_kube_scheduler)
+def test_the_scenario_binds_as_kube_scheduler_does(step: int, kube_scheduler: Reference) -> None:
+    reference = kube_scheduler
+    api = config.new_client_from_config(config_file=reference.kubeconfig)
     # kube-scheduler first, on nodes never seen before: the second run re-creates nodes of the
     # same names, which only step 13's informer can be asked about (by resourceVersion).
     with Scenario(
@@ -217,8 +393,8 @@ def test_the_scenario_binds_as_kube_scheduler_does(
         "step13",
         timeout=TIMEOUT,
         say=quiet,
-        scheduler_name=DEFAULT_SCHEDULER,
-        wait_for_cache=default_scheduler_probe(api),
+        scheduler_name=reference.scheduler_name,
+        wait_for_cache=kube_scheduler_probe(api, reference.scheduler_name),
     ) as s:
         theirs = scenarios.step13.run(s)
         their_stray = s.core.read_namespaced_pod("stray", s.namespace)
@@ -230,11 +406,11 @@ def test_the_scenario_binds_as_kube_scheduler_does(
             ours = scenarios.step13.run(s)
             our_stray = s.core.read_namespaced_pod("stray", s.namespace)
 
-    assert ours == theirs, f"step {step}: {ours}\nkube-scheduler: {theirs}"
+    kube = f"kube-scheduler {reference.version}"
+    assert ours == theirs, f"step {step}: {ours}\n{kube}: {theirs}"
     assert all(node for name, node in ours.items() if name != "stray"), ours
     messages = (
-        f"step {step}: {scheduled_message(our_stray)!r}\n"
-        f"kube-scheduler: {scheduled_message(their_stray)!r}"
+        f"step {step}: {scheduled_message(our_stray)!r}\n{kube}: {scheduled_message(their_stray)!r}"
     )
     for pod in (our_stray, their_stray):
         assert not bound(pod) and unschedulable(pod), messages
@@ -242,13 +418,16 @@ def test_the_scenario_binds_as_kube_scheduler_does(
         # {...}, that the pod didn't tolerate"); both name the selector and the taint.
         message = scheduled_message(pod)
         assert "affinity/selector" in message and "taint" in message, messages
+    if reference.version == "v1.23":  # the version step 13 ports: word for word
+        assert scheduled_message(our_stray) == scheduled_message(their_stray), messages
 
 
 # --- 2. a seeded stream of twins --------------------------------------------------------------
 
 
-def random_nodes(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    """Nodes with random labels (some missing, for Exists/DoesNotExist), taints and sizes."""
+def random_nodes(rng: random.Random, any_shape: bool) -> list[tuple[str, dict[str, Any]]]:
+    """Nodes with random labels (some missing, for Exists/DoesNotExist), taints and sizes:
+    memory of any size, or (not ``any_shape``) GI_PER_CPU Gi per CPU."""
     nodes = []
     for name in NODE_NAMES:
         labels = {"zone": rng.choice(ZONES)}
@@ -263,9 +442,10 @@ def random_nodes(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
                 for key, value in rng.sample(TAINTS, rng.randint(1, 2))
             ]
         cpu = rng.choice([2, 4, 8, 16])
+        memory = rng.choice([4, 8, 16, 32, 64]) if any_shape else cpu * GI_PER_CPU
         options = {
             "cpu": str(cpu),
-            "memory": f"{cpu * GI_PER_CPU}Gi",
+            "memory": f"{memory}Gi",
             "labels": labels,
             "taints": taints,
         }
@@ -331,16 +511,27 @@ def random_affinity(rng: random.Random) -> client.V1Affinity | None:
     return client.V1Affinity(node_affinity=na)
 
 
-def random_requests(rng: random.Random) -> dict[str, str]:
-    """CPU and memory, always both and always GI_PER_CPU Gi of memory per CPU (see there):
-    a quarter CPU and 1Gi, up to 3 CPU and 12Gi."""
-    quarters = rng.choice([1, 2, 4, 6, 8, 12])
-    return {"cpu": f"{250 * quarters}m", "memory": f"{quarters * GI_PER_CPU // 4}Gi"}
+def random_requests(rng: random.Random, any_shape: bool) -> dict[str, str]:
+    """Not ``any_shape``: CPU and memory, always both and always GI_PER_CPU Gi of memory per
+    CPU (see there), a quarter CPU and 1Gi up to 3 CPU and 12Gi. ``any_shape``: CPU and
+    memory of any sizes, at times only one of them, at times neither (a best-effort pod)."""
+    if not any_shape:
+        quarters = rng.choice([1, 2, 4, 6, 8, 12])
+        return {"cpu": f"{250 * quarters}m", "memory": f"{quarters * GI_PER_CPU // 4}Gi"}
+    if rng.random() < 0.12:
+        return {}
+    requests = {
+        "cpu": rng.choice(["100m", "250m", "500m", "1", "1500m", "2", "3"]),
+        "memory": rng.choice(["128Mi", "512Mi", "1Gi", "2Gi", "4Gi", "8Gi"]),
+    }
+    if rng.random() < 0.3:
+        del requests[rng.choice(["cpu", "memory"])]
+    return requests
 
 
-def random_pod(rng: random.Random) -> dict[str, Any]:
+def random_pod(rng: random.Random, any_shape: bool) -> dict[str, Any]:
     """``Scenario.create_pod``'s keywords for one random pod."""
-    spec: dict[str, Any] = {"requests": random_requests(rng)}
+    spec: dict[str, Any] = {"requests": random_requests(rng, any_shape)}
     if rng.random() < 0.6:
         spec["tolerations"] = [random_toleration(rng) for _ in range(rng.randint(1, 2))]
     if rng.random() < 0.25:
@@ -370,7 +561,7 @@ def show_term(term: client.V1NodeSelectorTerm) -> str:
 
 
 def show_pod(spec: dict[str, Any]) -> str:
-    parts = [" ".join(f"{k}={v}" for k, v in spec["requests"].items())]
+    parts = [" ".join(f"{k}={v}" for k, v in spec["requests"].items()) or "best-effort"]
     if spec.get("tolerations"):
         parts.append("tol[" + ", ".join(show_toleration(t) for t in spec["tolerations"]) + "]")
     if spec.get("node_selector"):
@@ -443,6 +634,36 @@ def decision(events: list[tuple[str, dict[str, Any]]], key: str) -> Decision:
     return found
 
 
+# kube-scheduler v1.23 at -v=10: prioritizeNodes (generic_scheduler.go) logs each node's
+# weighted score per plugin; scheduleOne logs each attempt (-v=3).
+ATTEMPT_LINE = re.compile(r'"Attempting to schedule pod" pod="(?P<pod>[^"]+)"')
+SCORE_LINE = re.compile(
+    r'"Plugin scored node for pod" pod="(?P<pod>[^"]+)" plugin="(?P<plugin>[^"]+)"'
+    r' node="(?P<node>[^"]+)" score=(?P<score>-?[0-9]+)'
+)
+
+
+def logged_scores(log: Path) -> dict[str, dict[str, dict[str, int]]]:
+    """Pod ("namespace/name") -> node -> plugin -> weighted score, of each pod's last attempt,
+    from kube-scheduler v1.23's log. A pod whose last attempt scored nothing (it fit one node
+    only, or none) is left out."""
+    scores: dict[str, dict[str, dict[str, int]]] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        if m := ATTEMPT_LINE.search(line):
+            scores.pop(m["pod"], None)
+        elif m := SCORE_LINE.search(line):
+            by_node = scores.setdefault(m["pod"], {})
+            by_node.setdefault(m["node"], {})[m["plugin"]] = int(m["score"])
+    return scores
+
+
+def show_scores(scores: Mapping[str, Mapping[str, int]]) -> str:
+    return "; ".join(
+        f"{node}: " + " ".join(f"{p}={s}" for p, s in sorted(by_plugin.items()))
+        for node, by_plugin in sorted(scores.items())
+    )
+
+
 @dataclass
 class Row:
     pod: str
@@ -451,20 +672,50 @@ class Row:
     ours: Decision
     their_message: str = ""
     our_message: str = ""
+    kube: str = "kube-scheduler"  # which one, for the table
+    # Whether a pod pending with both must be so for the same words (v1.23, which step 13
+    # ports; v1.36 words some reasons differently).
+    same_words: bool = False
+    # kube-scheduler's scores (node -> plugin -> weighted score), when it logs them (v1.23):
+    # empty when it did not score (one node fit); None when they are not known (v1.36).
+    their_scores: dict[str, dict[str, int]] | None = None
 
     def problem(self) -> str | None:
         """What is wrong with this pair of decisions, or None."""
         if (self.theirs is None) != (self.ours.node is None):
             return "one bound, the other did not"
         if self.theirs is None:
+            if self.same_words and self.their_message != self.our_message:
+                return "pending with both, for other reasons"
             return None
         best = self.ours.best()
         if self.ours.node not in best:
             return "step 13 did not pick one of its best nodes"
         if self.theirs not in best:
-            return "kube-scheduler's node is not among step 13's best"
+            return f"{self.kube}'s node is not among step 13's best"
         if len(best) == 1 and self.theirs != self.ours.node:
             return "step 13's best is unique and differs"
+        if self.their_scores is not None:
+            return self.score_problem(self.their_scores)
+        return None
+
+    def score_problem(self, theirs: dict[str, dict[str, int]]) -> str | None:
+        """What differs between the two schedulers' scores, or None: the shared plugins' must
+        be equal, node for node; kube-scheduler's other plugins must not tell nodes apart."""
+        ours = {
+            node: {p: s for p, s in by_plugin.items() if p in SHARED_SCORE_PLUGINS}
+            for node, by_plugin in self.ours.scores.items()
+        }
+        shared = {
+            node: {p: s for p, s in by_plugin.items() if p in SHARED_SCORE_PLUGINS}
+            for node, by_plugin in theirs.items()
+        }
+        if ours != shared:
+            return f"the scores differ from {self.kube}'s"
+        others = {p for by_plugin in theirs.values() for p in by_plugin} - SHARED_SCORE_PLUGINS
+        for plugin in sorted(others):
+            if len({by_plugin.get(plugin) for by_plugin in theirs.values()}) > 1:
+                return f"{self.kube}'s {plugin} scores nodes differently"
         return None
 
     def show(self) -> str:
@@ -473,24 +724,36 @@ class Row:
         return (
             f"{self.pod}: {self.problem()}\n"
             f"    spec:           {self.spec}\n"
-            f"    kube-scheduler: {theirs}\n"
+            f"    {self.kube + ':':<15} {theirs}\n"
             f"    step 13:        {ours}\n"
             f"    step 13 totals: {self.ours.show()}\n"
             f"    per plugin:     {self.ours.show_plugins()}"
+            + (
+                f"\n    {self.kube}: {show_scores(self.their_scores)}"
+                if self.their_scores is not None
+                else ""
+            )
         )
 
 
-@pytest.mark.parametrize("seed", [SEED], ids=lambda n: f"seed{n}")
+@pytest.mark.parametrize(
+    ("kube_scheduler", "seed", "pods"),
+    [
+        pytest.param("v1.36", SEED, PODS, id=f"v1.36-seed{SEED}"),
+        pytest.param("v1.23", V1_23_SEED, V1_23_PODS, id=f"v1.23-seed{V1_23_SEED}"),
+    ],
+    indirect=["kube_scheduler"],
+)
 @pytest.mark.parametrize("step", built_steps(13), ids=lambda n: f"step{n}")
 def test_random_twins_go_where_kube_scheduler_sends_them(
-    step: int,
-    seed: int,
-    real_control_plane_with_kube_scheduler: str,  # noqa: F811
+    step: int, kube_scheduler: Reference, seed: int, pods: int
 ) -> None:
+    reference = kube_scheduler
+    kube = f"kube-scheduler {reference.version}"
     rng = random.Random(seed)
-    nodes = random_nodes(rng)
-    specs = [random_pod(rng) for _ in range(PODS)]
-    api = config.new_client_from_config(config_file=real_control_plane_with_kube_scheduler)
+    nodes = random_nodes(rng, reference.any_shape)
+    specs = [random_pod(rng, reference.any_shape) for _ in range(pods)]
+    api = config.new_client_from_config(config_file=reference.kubeconfig)
     recorder = WaitingRecorder()
     rows: list[Row] = []
     with (
@@ -501,14 +764,15 @@ def test_random_twins_go_where_kube_scheduler_sends_them(
     ):
         # kube-scheduler's pods, in the same namespace.
         theirs = Scenario(
-            api, "twins", timeout=TIMEOUT, say=quiet, scheduler_name=DEFAULT_SCHEDULER
+            api, "twins", timeout=TIMEOUT, say=quiet, scheduler_name=reference.scheduler_name
         )
         theirs.namespace = ours.namespace
         ours.create_nodes(nodes, "scenario: created the random nodes")
         names = [name for name, _ in nodes]
         ours.scheduler_has_seen("node", names)
         step_has_seen = informer_probe(sched)
-        assert default_scheduler_probe(api)("node", names), "kube-scheduler never saw the nodes"
+        probe = kube_scheduler_probe(api, reference.scheduler_name)
+        assert probe("node", names), f"{kube} never saw the nodes"
 
         for i, spec in enumerate(specs):
             our_pod, their_pod = f"p{i:02d}-ms", f"p{i:02d}-ks"
@@ -527,7 +791,7 @@ def test_random_twins_go_where_kube_scheduler_sends_them(
             theirs.create_pod(their_pod, **spec)
             pods = ours.wait_for(lambda pods, name=their_pod: decided(pods.get(name)))
             their = pods.get(their_pod)
-            assert decided(their), f"kube-scheduler did not decide {their_pod}"
+            assert decided(their), f"{kube} did not decide {their_pod}"
             rows.append(
                 Row(
                     pod=f"p{i:02d}",
@@ -536,6 +800,8 @@ def test_random_twins_go_where_kube_scheduler_sends_them(
                     ours=ours_decided,
                     their_message=scheduled_message(their),
                     our_message=scheduled_message(our),
+                    kube=kube,
+                    same_words=reference.version == "v1.23",
                 )
             )
             if their.spec.node_name:
@@ -546,24 +812,48 @@ def test_random_twins_go_where_kube_scheduler_sends_them(
             else:
                 theirs.delete_pod(their_pod)  # no room taken: it only keeps kube-scheduler busy
 
+    if reference.log is not None:  # every pod is decided: its scores are in the log
+        logged = logged_scores(reference.log)
+        for row in rows:
+            row.their_scores = logged.get(f"{ours.namespace}/{row.pod}-ks", {})
     both_bound = [r for r in rows if r.theirs and r.ours.node]
     one_fit = [r for r in both_bound if not r.ours.scores]
     unique = [r for r in both_bound if r.ours.scores and len(r.ours.best()) == 1]
     tied = [r for r in both_bound if len(r.ours.best()) > 1]
+    best_effort = [r for r, s in zip(rows, specs, strict=True) if not s["requests"] and r.theirs]
+    # Pods whose scores were compared, and those where BalancedAllocation told nodes apart.
+    scored = [r for r in both_bound if r.their_scores]
+    balanced = [
+        r
+        for r in scored
+        if len({by_plugin[BALANCED_ALLOCATION] for by_plugin in r.ours.scores.values()}) > 1
+    ]
     mismatches = [r for r in rows if r.problem()]
+    compared = (
+        f"; scores compared for {len(scored)} ({len(balanced)} told apart by BalancedAllocation)"
+        if reference.log is not None
+        else ""
+    )
     print(
-        f"\nseed {seed}: {len(rows)} twins: {len(both_bound)} bound by both ({len(one_fit)} on the"
-        f" only node that fit, {len(unique)} with a unique best of several, {len(tied)} tied),"
+        f"\n{kube}, seed {seed}: {len(rows)} twins: {len(both_bound)} bound by both"
+        f" ({len(one_fit)} on the only node that fit, {len(unique)} with a unique best of"
+        f" several, {len(tied)} tied; {len(best_effort)} best-effort{compared}),"
         f" {sum(1 for r in rows if not r.theirs and not r.ours.node)} pending with both,"
         f" {len(mismatches)} mismatches"
     )
+    log = f"\n{kube}'s log: {reference.log}" if reference.log else ""
     assert not mismatches, (
-        f"seed {seed}: {len(mismatches)} of {len(rows)} pods differ\nnodes:\n"
+        f"{kube}, seed {seed}: {len(mismatches)} of {len(rows)} pods differ\nnodes:\n"
         + "\n".join(f"  {show_node(name, options)}" for name, options in nodes)
         + "\n"
         + "\n".join(r.show() for r in mismatches)
-        + "\nevery pod, in order (kube-scheduler's stay where they went):\n"
+        + f"\nevery pod, in order ({kube}'s stay where they went):\n"
         + "\n".join(f"  {r.pod}: {r.theirs} / {r.ours.node}  {r.spec}" for r in rows)
+        + log
     )
-    # The stream must have compared something: a choice among several nodes, and a failure.
-    assert unique and any(not r.theirs for r in rows), "\n".join(r.show() for r in rows)
+    # The stream must have compared something: a choice among several nodes, and a failure;
+    # with every shape, a best-effort pod bound; with v1.23's scores, BalancedAllocation's.
+    table = "\n".join(r.show() for r in rows)
+    assert unique and any(not r.theirs for r in rows), table
+    assert best_effort or not reference.any_shape, table
+    assert balanced or reference.log is None, table

@@ -12,10 +12,12 @@ from tests.conftest import built_steps, step_module
 from tests.fakes import (
     add_nodes,
     add_pods,
+    framework_of,
     make_node,
     make_pod,
     new_framework,
     offline_scheduler,
+    set_framework,
 )
 from tests.test_permit import FakePermit, join_binding_threads
 
@@ -95,8 +97,9 @@ def test_the_same_queued_pod_info_comes_back_on_every_retry(step: int) -> None:
 
 def _permit(step: int, sched: Any, status: Any, timeout: float = 0.0) -> None:
     plugin = FakePermit("Gate", status, timeout)
-    sched.framework = new_framework(
-        step, {"Gate": lambda a, h: plugin}, permit=["Gate"], clock=sched.clock
+    set_framework(
+        sched,
+        new_framework(step, {"Gate": lambda a, h: plugin}, permit=["Gate"], clock=sched.clock),
     )
 
 
@@ -163,8 +166,11 @@ def test_a_score_error_keeps_the_last_fit_errors_plugins(step: int) -> None:
         def score_extensions(self) -> None:
             return None
 
-    sched.framework = new_framework(
-        step, {"BadScore": lambda a, h: BadScore()}, score=["BadScore"], clock=sched.clock
+    set_framework(
+        sched,
+        new_framework(
+            step, {"BadScore": lambda a, h: BadScore()}, score=["BadScore"], clock=sched.clock
+        ),
     )
     add_nodes(sched, make_node("node2"), make_node("node3"))
     retry(sched, step)
@@ -214,10 +220,11 @@ def test_a_pod_whose_permit_plugin_failed_with_an_error_moves_on_any_event(step:
             return [fw.ClusterEvent(fw.GVK.NODE, fw.ActionType.ADD)]
 
     plugin = NodeAddGate("Gate", fw.Status(fw.Code.ERROR, ["broken"]), 0.0)
-    sched.framework = new_framework(
-        step, {"Gate": lambda a, h: plugin}, permit=["Gate"], clock=sched.clock
+    set_framework(
+        sched,
+        new_framework(step, {"Gate": lambda a, h: plugin}, permit=["Gate"], clock=sched.clock),
     )
-    sched.scheduling_queue.cluster_event_map = sched.framework.cluster_event_map
+    sched.scheduling_queue.cluster_event_map = framework_of(sched).cluster_event_map
     add_nodes(sched, make_node("node1"))
     attempt(sched, step, make_pod("pod1"))
     assert where(sched, "pod1")[0] == "unschedulableQ"

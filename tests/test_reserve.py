@@ -12,7 +12,16 @@ import pytest
 
 from minisched.informer import meta_namespace_key
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, add_pods, make_node, make_pod, new_framework, offline_scheduler
+from tests.fakes import (
+    add_nodes,
+    add_pods,
+    framework_of,
+    make_node,
+    make_pod,
+    new_framework,
+    offline_scheduler,
+    set_framework,
+)
 from tests.test_permit import join_binding_threads
 from tests.test_requeue import attempt, where
 
@@ -67,12 +76,15 @@ def traced(step: int) -> tuple[Any, Tracer, Tracer, list[tuple[str, str]]]:
     calls: list[tuple[str, str]] = []
     a, b = Tracer("A", fw, calls), Tracer("B", fw, calls)
     b.answers["bind"] = fw.Status()  # B binds (without the API) unless told otherwise
-    sched.framework = new_framework(
-        step,
-        {"A": lambda args, h: a, "B": lambda args, h: b},
-        **{point: ["A", "B"] for point in POINTS},
-        clock=sched.clock,
-        client=sched.client,
+    set_framework(
+        sched,
+        new_framework(
+            step,
+            {"A": lambda args, h: a, "B": lambda args, h: b},
+            **{point: ["A", "B"] for point in POINTS},
+            clock=sched.clock,
+            client=sched.client,
+        ),
     )
     add_nodes(sched, make_node("node-x"))
     return sched, a, b, calls
@@ -207,7 +219,7 @@ def test_when_every_bind_plugin_skips_the_binding_fails(step: int) -> None:
     assert status.code == fw.Code.SKIP and calls == [("B0", "bind"), ("B1", "bind")]
     assert bind_chain(step)[0].code == fw.Code.SKIP  # no Bind plugin at all
     sched = offline_scheduler(step)
-    sched.framework = new_framework(step, {}, bind=[], clock=sched.clock)
+    set_framework(sched, new_framework(step, {}, bind=[], clock=sched.clock))
     add_nodes(sched, make_node("node-x"))
     attempt(sched, step, make_pod("pod1"))
     assert sched.recorder.of("error")[-1]["message"] == "binding rejected: bind status: Skip, "
@@ -229,7 +241,7 @@ def test_default_binder_binds_through_the_api_and_flaky_binder_refuses_once(step
     step_module(step, "schedule_one").schedule_one(sched)
     join_binding_threads()
     assert sched.client.bindings == [("default/pod1", "node-x")]
-    assert sched.framework.bind_plugins[0].refused == set()
+    assert framework_of(sched).bind_plugins[0].refused == set()
 
 
 # --- assume: the next cycle counts the pod; updates of an assumed pod ---------------------------
@@ -266,7 +278,7 @@ def test_the_next_cycle_counts_a_pod_assumed_but_not_bound(step: int) -> None:
     join_binding_threads()
     assert sched.client.bindings == [("default/pod1", "node5")]
     if step == 9:  # MaxPods gave back what it reserved once the pod was bound.
-        assert sched.framework.reserve_plugins[0].in_flight == {}
+        assert framework_of(sched).reserve_plugins[0].in_flight == {}
 
 
 @step_param

@@ -13,7 +13,7 @@ from kubernetes import client
 
 from minisched import cli, runner, steps
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, add_pods, offline_scheduler
+from tests.fakes import add_nodes, add_pods, framework_of, offline_scheduler
 from tests.test_noderesources import container, node_of, pod_asking
 
 STEPS = built_steps(12)
@@ -147,14 +147,14 @@ def test_a_filter_error_still_moves_the_index_by_the_nodes_checked_before_it(ste
     # v1.23's findNodesThatPassFilters moves nextStartNodeIndex, then returns the error.
     sched = cluster(step, 200)
     fw = step_module(step, "framework")
-    real = sched.framework.run_filter_plugins_with_nominated_pods
+    real = framework_of(sched).run_filter_plugins_with_nominated_pods
 
     def failing_at_n050(state: Any, pod: Any, node_info: Any) -> Any:
         if node_info.node().metadata.name == "n-050x":
             return fw.Status(fw.Code.ERROR, ["the plugin broke"])
         return real(state, pod, node_info)
 
-    sched.framework.run_filter_plugins_with_nominated_pods = failing_at_n050
+    framework_of(sched).run_filter_plugins_with_nominated_pods = failing_at_n050
     pod = pod_asking("broken", container("c", cpu="1", memory="1Gi"))
     add_pods(sched, pod)
     sched.scheduling_queue.add(pod)

@@ -15,10 +15,12 @@ from tests.fakes import (
     add_nodes,
     cycle_args,
     drive,
+    framework_of,
     make_node,
     make_pod,
     new_framework,
     offline_scheduler,
+    set_framework,
 )
 
 STEPS = built_steps(3)
@@ -209,7 +211,7 @@ def test_select_host_breaks_ties_uniformly_with_the_injected_random_source(step:
 def _node_number_scores(step: int, pod_name: str, node_names: list[str]) -> dict[str, int]:
     """NodeNumber's final scores, through the step's own framework and profile."""
     sched = offline_scheduler(step)
-    fwk = sched.framework
+    fwk = framework_of(sched)
     args = cycle_args(step)
     pod, nodes = make_pod(pod_name), [make_node(n) for n in node_names]
     if hasattr(sched, "cache"):  # from step 10 a Score plugin reads the nodes from the snapshot
@@ -233,7 +235,7 @@ def test_node_number_scores_the_matching_digit_100_after_normalization(step: int
 
 @step_param
 def test_node_number_raw_score_is_10(step: int) -> None:
-    fwk = offline_scheduler(step).framework
+    fwk = framework_of(offline_scheduler(step))
     [plugin] = [p for p in fwk.score_plugins if p.name() == "NodeNumber"]
     args = cycle_args(step)
     pod = make_pod("pod8")
@@ -288,7 +290,7 @@ class NoDetailRecorder(ListRecorder):
 @step_param
 def test_no_score_is_recorded_per_node_when_the_recorder_keeps_none(step: int) -> None:
     sched = offline_scheduler(step)
-    sched.recorder = sched.framework.recorder = NoDetailRecorder()
+    sched.recorder = framework_of(sched).recorder = NoDetailRecorder()
     _cluster(sched)
     sched.scheduling_queue.add(make_pod("pod8"))
     step_module(step, "schedule_one").schedule_one(sched)
@@ -328,8 +330,8 @@ def test_a_single_feasible_node_is_not_scored(step: int) -> None:
 @step_param
 def test_without_score_plugins_every_node_scores_1(step: int) -> None:
     sched = offline_scheduler(step)
-    sched.framework = new_framework(step, {}, clock=sched.clock)
+    set_framework(sched, new_framework(step, {}, clock=sched.clock))
     nodes = [make_node("a"), make_node("b")]
     prioritize = step_module(step, "schedule_one").prioritize_nodes
-    result = prioritize(sched, sched.framework, *cycle_args(step), make_pod("p"), nodes)
+    result = prioritize(sched, framework_of(sched), *cycle_args(step), make_pod("p"), nodes)
     assert [(ns.name, ns.score) for ns in result] == [("a", 1), ("b", 1)]

@@ -19,7 +19,15 @@ import pytest
 
 from minisched.informer import meta_namespace_key
 from tests.conftest import built_steps, step_module
-from tests.fakes import add_nodes, add_pods, make_node, make_pod, new_framework, offline_scheduler
+from tests.fakes import (
+    add_nodes,
+    add_pods,
+    make_node,
+    make_pod,
+    new_framework,
+    offline_scheduler,
+    set_framework,
+)
 from tests.test_permit import FakePermit, join_binding_threads
 
 linux = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
@@ -198,8 +206,9 @@ def _waiting(step: int) -> tuple[Any, Any]:
     fw = step_module(step, "framework")
     sched = offline_scheduler(step)
     plugin = FakePermit("Slow", fw.Status(fw.Code.WAIT), 10.0)
-    sched.framework = new_framework(
-        step, {"Slow": lambda a, h: plugin}, permit=["Slow"], clock=sched.clock
+    set_framework(
+        sched,
+        new_framework(step, {"Slow": lambda a, h: plugin}, permit=["Slow"], clock=sched.clock),
     )
     add_nodes(sched, make_node("node1"))
     pod = make_pod("pod1")

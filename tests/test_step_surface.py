@@ -37,7 +37,7 @@ SURFACE = members(steps.CountsRequests)
 
 def test_the_surface_is_the_two_protocols() -> None:
     assert members(steps.StepScheduler) == {
-        "scheduler_name",
+        "responsible_for_pod",
         "clock",
         "pod_informer",
         "node_informer",

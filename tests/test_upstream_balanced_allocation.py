@@ -335,12 +335,10 @@ def test_validate_node_resources_balanced_allocation_args(
     nr = step_module(step, "plugins.noderesources")
     args = args_of(step, *resources)
     if want_err is None:
-        nr.validate_node_resources_balanced_allocation_args(args)
+        assert nr.validate_node_resources_balanced_allocation_args(None, args) is None
         nr.new_balanced_allocation(args, None)
         return
-    with pytest.raises(ValueError) as err:
-        nr.validate_node_resources_balanced_allocation_args(args)
-    assert str(err.value) == want_err
+    assert str(nr.validate_node_resources_balanced_allocation_args(None, args)) == want_err
     # NewBalancedAllocation returns the same error.
     with pytest.raises(ValueError) as err:
         nr.new_balanced_allocation(args, None)
@@ -354,9 +352,11 @@ def test_validate_node_resources_balanced_allocation_args(
 def test_several_errors_print_as_an_aggregate(step: int) -> None:
     """Several field errors print in brackets, in order, as ErrorList.ToAggregate() does."""
     nr = step_module(step, "plugins.noderesources")
-    with pytest.raises(ValueError) as err:
-        nr.validate_node_resources_balanced_allocation_args(args_of(step, ("cpu", 2), ("cpu", 0)))
-    assert str(err.value) == (
+    err = nr.validate_node_resources_balanced_allocation_args(
+        None, args_of(step, ("cpu", 2), ("cpu", 0))
+    )
+    assert isinstance(err, ValueError)
+    assert str(err) == (
         "[resources[0].weight: Invalid value: 2: must be 1, "
         'resources[1].name: Duplicate value: "cpu", '
         "resources[1].weight: Invalid value: 0: must be 1]"

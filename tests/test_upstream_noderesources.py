@@ -10,14 +10,18 @@ resource_allocation.go and test_util.go are v1.23.10's but for one line, Fit.Eve
 and the tests call only what v1.23.10 has (NewFit(args, handle, Features{EnablePodOverhead}),
 computePodResourceRequest(pod, enablePodOverhead), fitsRequest, the LeastAllocated scorer).
 
-Each case runs against step 10, which brings NodeResourcesFit, and step 12, the last step. The ids
-are ``<upstream test>/<the case's name>``.
+Each case runs against step 10, which brings NodeResourcesFit, and every step from 12 on. The
+ids are ``<upstream test>/<the case's name>``.
 
-The steps read no plugin args: upstream's NewFit turns ``args.ScoringStrategy.Resources`` into the
-scorer's resourceToWeightMap, which the steps' Fit keeps as ``resource_to_weight``; ``new_fit``
-below sets that attribute the same way. The other args (the strategy type, its shape,
-ignoredResources, ignoredResourceGroups) are handed to the step's ``new_fit`` as upstream hands
-them to NewFit, and the cases that need them are expected failures.
+Steps 10 to 13 read no plugin args: upstream's NewFit turns ``args.ScoringStrategy.Resources``
+into the scorer's resourceToWeightMap, which the steps' Fit keeps as ``resource_to_weight``;
+``new_fit`` below sets that attribute the same way there. The other args (the strategy type, its
+shape, ignoredResources, ignoredResourceGroups) are handed to the step's ``new_fit`` as upstream
+hands them to NewFit, and the cases that need them are expected failures on those steps. From
+step 14 (``ARGS_STEP``) the step's ``new_fit`` takes its own NodeResourcesFitArgs, built from the
+case's, and validates them: the MostAllocated, RequestedToCapacityRatio and weight-validation
+cases pass there. The tables of most_allocated_test.go, requested_to_capacity_ratio_test.go and
+validation_pluginargs_test.go are in tests/test_upstream_fit_args.py.
 
 Upstream tests of these files not ported: none left out. v1.23 has no TestEventsToRegister and
 no TestRestartableInitContainers in fit_test.go (both came in later releases).
@@ -36,8 +40,10 @@ from kubernetes import client
 
 from tests.conftest import built_steps, step_module
 
-STEPS = [s for s in (10, 12) if s in built_steps(10)]
+STEPS = [s for s in built_steps(10) if s == 10 or s >= 12]
 step_param = pytest.mark.parametrize("step", STEPS, ids=lambda n: f"step{n}")
+# The step whose NodeResourcesFit reads its args: its strategies and its validation.
+ARGS_STEP = 14
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -59,6 +65,22 @@ ARGS_VALIDATION = pytest.mark.xfail(
     reason="Not implemented: any plugin args: the weights are fixed, so nothing validates "
     "them (steps/step10/plugins/noderesources.py docstring)",
 )
+# The marks step 14 lifts: its Fit reads its args.
+BEFORE_ARGS_STEP = (MOST_ALLOCATED, ARGS_VALIDATION)
+
+
+def on_each_step(cases: list[Any]) -> list[Any]:
+    """Each case on each of STEPS, as ``@step_param`` would run it (the same ids), but with
+    the marks of BEFORE_ARGS_STEP on the steps before ARGS_STEP only."""
+    lifted = [b.mark for b in BEFORE_ARGS_STEP]
+    params = []
+    for case in cases:
+        for step in STEPS:
+            marks = [m for m in case.marks if step < ARGS_STEP or m.mark not in lifted]
+            params.append(pytest.param(step, *case.values, marks=marks, id=f"{case.id}-step{step}"))
+    return params
+
+
 FEATURE_GATES = pytest.mark.xfail(
     strict=True,
     reason="Simplified: the LocalStorageCapacityIsolation feature gate is always on "
@@ -100,12 +122,34 @@ DEFAULT_RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
 DEFAULT_SCORING_STRATEGY = ScoringStrategy("LeastAllocated", DEFAULT_RESOURCES)
 
 
+def step_args(step: int, args: FitArgs) -> Any:
+    """The case's args as the step's own NodeResourcesFitArgs (from ARGS_STEP)."""
+    nr = step_module(step, "plugins.noderesources")
+    strategy = args.scoring_strategy
+    step_strategy = None
+    if strategy is not None:
+        step_strategy = nr.ScoringStrategy(
+            strategy.type,
+            tuple(nr.ResourceSpec(r.name, r.weight) for r in strategy.resources or ()),
+            None
+            if strategy.shape is None
+            else nr.RequestedToCapacityRatioParam(
+                tuple(nr.UtilizationShapePoint(u, sc) for u, sc in strategy.shape)
+            ),
+        )
+    return nr.NodeResourcesFitArgs(
+        args.ignored_resources, args.ignored_resource_groups, step_strategy
+    )
+
+
 def new_fit(step: int, args: FitArgs, handle: Any = None) -> Any:
     """Upstream: NewFit(&args, handle, plfeature.Features{EnablePodOverhead: true})."""
     if args.scoring_strategy is None:
         args = FitArgs(
             DEFAULT_SCORING_STRATEGY, args.ignored_resources, args.ignored_resource_groups
         )
+    if step >= ARGS_STEP:
+        return step_module(step, "plugins.noderesources").new_fit(step_args(step, args), handle)
     fit = step_module(step, "plugins.noderesources").new_fit(args, handle)
     # Upstream: resourcesToWeightMap(args.ScoringStrategy.Resources), the scorer's weights.
     fit.resource_to_weight = {r.name: r.weight for r in args.scoring_strategy.resources or ()}
@@ -806,8 +850,9 @@ FIT_SCORE = [
 ]
 
 
-@step_param
-@pytest.mark.parametrize(("pod", "nodes", "existing", "expected", "args"), FIT_SCORE)
+@pytest.mark.parametrize(
+    ("step", "pod", "nodes", "existing", "expected", "args"), on_each_step(FIT_SCORE)
+)
 def test_fit_score(
     step: int,
     pod: client.V1Pod,
@@ -991,8 +1036,7 @@ LEAST_ALLOCATED = [
         marks=ARGS_VALIDATION,
     ),
     # The pod asks for no abc.com/xyz, so its weight is left out: (50 + 50) / 2 on both nodes.
-    # The steps pass it for another reason: they score any resource but cpu as memory, here
-    # 50 again, so (50 + 50 + 50) / 3.
+    # The steps leave it out too, but because they count no extended resource at all.
     _least_case(
         "bypass extended resource if the pod does not request",
         st_pod(*TWO_CONTAINERS, node="node1"),
@@ -1021,9 +1065,9 @@ LEAST_ALLOCATED = [
 ]
 
 
-@step_param
 @pytest.mark.parametrize(
-    ("pod", "nodes", "existing", "expected", "resources", "want_err"), LEAST_ALLOCATED
+    ("step", "pod", "nodes", "existing", "expected", "resources", "want_err"),
+    on_each_step(LEAST_ALLOCATED),
 )
 def test_least_allocated_scoring_strategy(
     step: int,
@@ -1039,6 +1083,6 @@ def test_least_allocated_scoring_strategy(
         # Upstream: NewFit validates the args and returns the field's error.
         nr = step_module(step, "plugins.noderesources")
         with pytest.raises(Exception, match=re.escape(want_err)):
-            nr.new_fit(args, None)
+            nr.new_fit(step_args(step, args) if step >= ARGS_STEP else args, None)
         return
     assert scores(step, args, pod, nodes, existing) == expected

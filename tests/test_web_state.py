@@ -49,7 +49,7 @@ def stub_scheduler(clock: FakeClock) -> SimpleNamespace:
         clock=clock,
         node_informer=StubInformer(),
         pod_informer=StubInformer(),
-        scheduler_name="minisched",
+        responsible_for_pod=lambda p: p.spec.scheduler_name == "minisched",
     )
 
 

@@ -69,7 +69,7 @@ class WebPage:
         self.view = ClusterView(
             Features.for_step(step),
             now=scheduler.clock.now,
-            scheduler_name=getattr(scheduler, "scheduler_name", "minisched"),
+            responsible_for_pod=scheduler.responsible_for_pod,
         )
         report.subscribe(self.view.on_record)
         scheduler.node_informer.add_event_handler(self.view.node_handler())

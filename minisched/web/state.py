@@ -37,11 +37,14 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import steps
 from ..informer import DeletedFinalStateUnknown, ResourceEventHandler, meta_namespace_key
 from ..podresources import compute_pod_resource_request, resource_list
+
+if TYPE_CHECKING:
+    from kubernetes.client import V1Pod
 from ..podstate import BOUND, FIFO, GONE, PodState, find_pod, natural
 
 MAX_LINES = 1000
@@ -112,11 +115,14 @@ class ClusterView:
         self,
         features: Features,
         now: Callable[[], float] = time.monotonic,
-        scheduler_name: str = "minisched",
+        responsible_for_pod: Callable[[V1Pod], bool] | None = None,
     ) -> None:
         self.features = features
         self.now = now  # the scheduler's clock: deadlines are on it
-        self.scheduler_name = scheduler_name
+        # Which pods are the scheduler's own (the others are drawn as another scheduler's).
+        self.responsible_for_pod = responsible_for_pod or (
+            lambda pod: pod.spec.scheduler_name == "minisched"
+        )
         self._lock = threading.Lock()
         self._seq = 0
         self._lines: deque[dict[str, Any]] = deque(maxlen=MAX_LINES)
@@ -260,7 +266,7 @@ class ClusterView:
                 # What the scheduler's NodeInfo counts: init containers and overhead included.
                 requested = _shown(compute_pod_resource_request(pod))
                 requests = {r: a for r, a in requested.items() if r in ("cpu", "memory")}
-            ours = pod.spec.scheduler_name == self.scheduler_name
+            ours = self.responsible_for_pod(pod)
             self._place(key, Placement(node, ours, requests))
 
     def _nomination_changed(self, key: str, nominated: str | None) -> None:

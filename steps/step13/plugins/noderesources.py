@@ -43,6 +43,7 @@ from kubernetes.utils import parse_quantity
 from minisched.apimachinery import (
     ERROR_TYPE_DUPLICATE,
     ERROR_TYPE_INVALID,
+    Aggregate,
     FieldError,
     child_path,
     index_path,
@@ -384,12 +385,11 @@ class NodeResourcesBalancedAllocationArgs:
 
 
 def validate_node_resources_balanced_allocation_args(
-    args: NodeResourcesBalancedAllocationArgs, path: str | None = None
-) -> None:
-    """Raise the Aggregate of every field error (a ValueError) when the args are invalid
-    (upstream: ValidateNodeResourcesBalancedAllocationArgs): a resource named twice, or a
-    weight other than 1. Upstream's factory passes no path, so the fields start at
-    ``resources``."""
+    path: str | None, args: NodeResourcesBalancedAllocationArgs
+) -> Aggregate | None:
+    """Every field error of the args, as one Aggregate (a ValueError), or None (upstream:
+    ValidateNodeResourcesBalancedAllocationArgs): a resource named twice, or a weight other
+    than 1. Upstream's factory passes no path, so the fields start at ``resources``."""
     base = child_path(path, "resources")
     errs: list[FieldError] = []
     seen: set[str] = set()
@@ -405,9 +405,7 @@ def validate_node_resources_balanced_allocation_args(
                     ERROR_TYPE_INVALID, child_path(p, "weight"), resource.weight, "must be 1"
                 )
             )
-    agg = to_aggregate(errs)
-    if agg is not None:
-        raise agg
+    return to_aggregate(errs)
 
 
 def balanced_resource_scorer(requested: dict[str, int], allocatable: dict[str, int]) -> int:
@@ -490,5 +488,7 @@ def new_balanced_allocation(
             "want args to be of type NodeResourcesBalancedAllocationArgs, "
             f"got {type(args).__name__}"
         )
-    validate_node_resources_balanced_allocation_args(args)
+    err = validate_node_resources_balanced_allocation_args(None, args)
+    if err is not None:
+        raise err
     return BalancedAllocation(handle, {r.name: r.weight for r in args.resources})
