@@ -110,15 +110,22 @@ def new_scheduler(
     return scheduler
 
 
+def scenario_config(step: steps.Step) -> Any | None:
+    """The configuration the step's scenario runs with (``CONFIG`` in ``scenarios/stepN.py``,
+    from step 14), decoded and defaulted by the step; None without one."""
+    text = getattr(importlib.import_module(step.scenario), "CONFIG", None)
+    if text is None or not has_setting(step, "config"):
+        return None
+    return importlib.import_module(f"{step.package}.config").load_config(text)
+
+
 def configuration(step: steps.Step, args: argparse.Namespace) -> Any | None:
-    """The configuration a run of the step uses: ``--config``'s, else its scenario's own
-    (``CONFIG`` in ``scenarios/stepN.py``, from step 14), else None (the step's default).
-    Prints what it does not apply, and which cluster it names, one line each."""
+    """The configuration a run of the step uses: ``--config``'s, else its scenario's own,
+    else None (the step's default). Prints what it does not apply, and which cluster it
+    names, one line each."""
     cfg = step_configuration(step, args)
-    if cfg is None and args.config is None:
-        text = getattr(importlib.import_module(step.scenario), "CONFIG", None)
-        if text is not None and has_setting(step, "config"):
-            cfg = importlib.import_module(f"{step.package}.config").load_config(text)
+    if args.config is None:
+        cfg = scenario_config(step) or cfg
     if cfg is not None and not args.write_config_to:
         module = importlib.import_module(f"{step.package}.scheduler")
         for line in cluster_of(args, cfg) + module.unapplied_settings(cfg):
@@ -225,6 +232,9 @@ def run_step(
     """
     step = steps.choose(number)
     scenario_module = importlib.import_module(step.scenario)
+    options = dict(options or {})
+    if "config" not in options and (cfg := scenario_config(step)) is not None:
+        options["config"] = cfg
     report = report or Report()
     with cluster.connect(kubeconfig, context, embedded=embedded) as c:
         report.console.print(f"step {number}: {step.title} ({step.adds})", highlight=False)

@@ -38,6 +38,8 @@ from minisched.scenario import Scenario
 CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1beta3
 kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
 profiles:
 - schedulerName: minisched-spread
 - schedulerName: minisched-pack

@@ -123,14 +123,16 @@ def test_a_filter_error_ends_the_cycle_without_binding(step: int) -> None:
 
 @step_param
 def test_the_framework_rejects_unknown_plugins_and_plugins_of_the_wrong_kind(step: int) -> None:
-    with pytest.raises(ValueError, match='plugin "Nope" does not exist'):
+    with pytest.raises(ValueError, match='"Nope" does not exist'):
         new_framework(step, {}, filter=["Nope"])
 
     class NotAFilter:
         def name(self) -> str:
             return "NotAFilter"
 
-    with pytest.raises(TypeError, match='plugin "NotAFilter" does not extend FilterPlugin'):
+    # A TypeError until step 14, where every profile the framework refuses is a ValueError.
+    wrong_kind = ValueError if step >= 14 else TypeError
+    with pytest.raises(wrong_kind, match='plugin "NotAFilter" does not extend FilterPlugin'):
         new_framework(step, {"NotAFilter": lambda a, h: NotAFilter()}, filter=["NotAFilter"])
 
 

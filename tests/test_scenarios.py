@@ -204,6 +204,30 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: stray wants gpu's label but not its taint: it fits no node",
         ],
     ),
+    14: (
+        # One scheduler, two profiles: minisched-pack (MostAllocated) packs small, minisched-
+        # spread (LeastAllocated) spreads; stranger names no profile and is left alone.
+        lambda b: (
+            b
+            == {
+                "stranger": None,
+                "pack-a": "small",
+                "spread-a": "large",
+                "pack-b": "small",
+                "spread-b": "medium",
+                "pack-c": "small",
+                "spread-c": "large",
+            }
+        ),
+        [
+            "/pack-a -> small (profile minisched-pack)",
+            "/spread-a -> large (profile minisched-spread)",
+            "score 425 (NodeAffinity 0, NodeResourcesBalancedAllocation 100, NodeResourcesFit 25, "
+            "TaintToleration 300)",
+            "scenario: minisched-pack packed its pods on one node; minisched-spread spread them",
+            "scenario: stranger asks for another-scheduler: no profile has it, so nobody tried it",
+        ],
+    ),
 }
 
 
@@ -250,6 +274,7 @@ LAST_LINE = {
     8: "scenario: every pod is bound",
     12: "scenario: batch fits node-170x alone",
     13: "scenario: stray wants gpu's label but not its taint",
+    14: "scenario: stranger asks for another-scheduler",
 }
 
 

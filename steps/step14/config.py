@@ -10,10 +10,8 @@ Upstream, at v1.23.10 (as kubernetes-sigs/scheduler-plugins v0.23.10 vendors it)
   mergePlugins, mergePluginSet) and their v1beta2 twins, with component-base's
   config/v1alpha1/defaults.go (RecommendedDefaultLeaderElectionConfiguration);
 - cmd/kube-scheduler/app/options/configfile.go (loadConfig, encodeConfig, LogOrWriteConfig),
-  pkg/scheduler/apis/config/scheme/scheme.go (a strict codec), and the apimachinery pieces the
-  codec runs: runtime/serializer/json (Decode, strict unmarshal), versioning (the codec:
-  decode, nested args, default, convert), sigs.k8s.io/yaml (YAMLToJSON, YAMLToJSONStrict),
-  sigs.k8s.io/json (the strict, case-sensitive decoder and its errors);
+  pkg/scheduler/apis/config/scheme/scheme.go (a strict codec) and apimachinery's versioning
+  codec (decode, nested args, default, convert);
 - pkg/scheduler/framework/runtime/framework.go (NewFramework's captured profile: what
   ``--write-config-to`` writes of each profile).
 
@@ -45,23 +43,42 @@ VolumeCapacityPriority off, are fixed: SelectorSpread is never a default plugin)
 Not implemented: extenders (step 15): a file's extenders are kept as given (dicts), neither
 checked field by field nor defaulted.
 Simplified: PodTopologySpreadArgs.defaultConstraints' items are not checked field by field.
-Differs from upstream: a YAML syntax error reads ``yaml: line N: <PyYAML's problem>``; go-yaml
-words its problems differently ("did not find expected node content").
-Differs from upstream: PyYAML reads YAML 1.1 as go-yaml v2 does, but for timestamps (kept as
-strings here, as a JSON round trip leaves them) and merge keys (``<<``, unsupported here).
+The reading and writing of the text (YAML, the strict decode and its errors, durations) is
+``minisched/codec.py``, as kube-scheduler imports it from apimachinery and sigs.k8s.io.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from kubernetes.client import ApiClient, V1NodeAffinity
 
 from minisched.apimachinery import go_quote
+from minisched.codec import (
+    BOOL,
+    DURATION,
+    FLOAT32,
+    INT32,
+    INT64,
+    STRING,
+    TYPE_META,
+    DecodeError,
+    Decoder,
+    ListOf,
+    Raw,
+    Scalar,
+    Struct,
+    Type,
+    dump_yaml,
+    format_duration,
+    group_version,
+    interpret,
+    parse_duration,
+    yaml_to_json,
+)
 
 if TYPE_CHECKING:
     from .plugins import noderesources
@@ -79,8 +96,9 @@ SCHEME_NAME = "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:30"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 
-class ConfigError(ValueError):
-    """A configuration file that cannot be decoded; its text is upstream's error."""
+# A configuration file that cannot be decoded; its text is upstream's error. The codec's
+# errors (YAML, the strict decode, durations) are of the same class.
+ConfigError = DecodeError
 
 
 # --- internal types (pkg/scheduler/apis/config/types.go) -------------------------------------
@@ -388,255 +406,37 @@ def plugins_needed(plugins: Plugins | None) -> set[str]:
     return {p.name for point, _ in EXTENSION_POINTS for p in getattr(plugins, point).enabled}
 
 
-# --- Go durations (time.ParseDuration, Duration.String) --------------------------------------
-
-_DURATION_UNITS: dict[str, int] = {
-    "ns": 1,
-    "us": 1_000,
-    "\u00b5s": 1_000,  # µ, the micro sign
-    "\u03bcs": 1_000,  # μ, the Greek letter
-    "ms": 1_000_000,
-    "s": 1_000_000_000,
-    "m": 60_000_000_000,
-    "h": 3_600_000_000_000,
-}
-_MAX_INT64 = 2**63 - 1
-
-
-def parse_duration(s: str) -> int:
-    """Nanoseconds, as Go's time.ParseDuration reads ``s`` ("1h2m0.5s", "-3ms"); raises
-    ConfigError with Go's text."""
-    orig = s
-    invalid = ConfigError(f"time: invalid duration {go_quote(orig)}")
-    neg = False
-    if s and s[0] in "+-":
-        neg = s[0] == "-"
-        s = s[1:]
-    if s == "0":
-        return 0
-    if not s:
-        raise invalid
-    total = 0
-    while s:
-        if not (s[0] == "." or s[0].isascii() and s[0].isdigit()):
-            raise invalid
-        i = 0
-        while i < len(s) and "0" <= s[i] <= "9":
-            i += 1
-        pre = i > 0
-        whole = int(s[:i]) if pre else 0
-        s = s[i:]
-        frac, scale, post = 0, 1, False
-        if s.startswith("."):
-            s = s[1:]
-            i = 0
-            while i < len(s) and "0" <= s[i] <= "9":
-                i += 1
-            post = i > 0
-            # Go keeps the digits that fit, as Python's ints need not.
-            digits = s[:i]
-            frac, scale = (int(digits), 10 ** len(digits)) if digits else (0, 1)
-            s = s[i:]
-        if not pre and not post:
-            raise invalid
-        i = 0
-        while i < len(s) and not (s[i] == "." or "0" <= s[i] <= "9"):
-            i += 1
-        if i == 0:
-            raise ConfigError(f"time: missing unit in duration {go_quote(orig)}")
-        unit_name, s = s[:i], s[i:]
-        if unit_name not in _DURATION_UNITS:
-            raise ConfigError(
-                f"time: unknown unit {go_quote(unit_name)} in duration {go_quote(orig)}"
-            )
-        unit = _DURATION_UNITS[unit_name]
-        value = whole * unit + int(frac * (unit / scale))
-        total += value
-        if total > 2**63:
-            raise invalid
-    if neg:
-        return -total
-    if total > _MAX_INT64:
-        raise invalid
-    return total
-
-
-def _fmt_frac(v: int, prec: int) -> tuple[str, int]:
-    """The fraction of ``v`` below 10**prec, as ".5" (no trailing zeros; "" when zero), and
-    the rest (upstream: fmtFrac)."""
-    frac = v % 10**prec
-    digits = f"{frac:0{prec}d}".rstrip("0") if prec else ""
-    return ("." + digits if digits else ""), v // 10**prec
-
-
-def format_duration(ns: int) -> str:
-    """``ns`` nanoseconds as Go's Duration.String writes them: "15s", "1m30s", "1.5ms"."""
-    if ns == 0:
-        return "0s"
-    sign = "-" if ns < 0 else ""
-    u = abs(ns)
-    if u < 1_000_000_000:
-        unit, prec = ("ns", 0) if u < 1_000 else ("\u00b5s", 3) if u < 1_000_000 else ("ms", 6)
-        frac, whole = _fmt_frac(u, prec)
-        return f"{sign}{whole}{frac}{unit}"
-    frac, secs = _fmt_frac(u, 9)
-    text = f"{secs % 60}{frac}s"
-    minutes = secs // 60
-    if minutes:
-        text = f"{minutes % 60}m{text}"
-        if minutes // 60:
-            text = f"{minutes // 60}h{text}"
-    return sign + text
-
-
-# --- YAML to JSON-like values (sigs.k8s.io/yaml) ----------------------------------------------
-
-
-class _Loader(yaml.SafeLoader):
-    """A SafeLoader that leaves timestamps as strings (what a JSON round trip makes of
-    them)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _json_key(value: Any) -> str:
-    """A mapping key as YAMLToJSON writes it: a string (true, 1, 1.5 as text)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    return str(value)
-
-
-def _node_to_json(node: yaml.Node, loader: _Loader, duplicates: list[str]) -> Any:
-    """A YAML node as JSON-like Python values; each key set twice in a mapping is added to
-    ``duplicates`` as go-yaml's strict mode words it, and the last value wins."""
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = _json_key(loader.construct_object(key_node, deep=True))
-            if key in out:
-                duplicates.append(
-                    f"line {key_node.start_mark.line + 1}: key {go_quote(key)} already set in map"
-                )
-                del out[key]  # the last one wins, and takes the last place
-            out[key] = _node_to_json(value_node, loader, duplicates)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_node_to_json(n, loader, duplicates) for n in node.value]
-    value = loader.construct_object(node, deep=True)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        # YAMLToJSON writes 10.0 as 10: an int field takes it.
-        return int(value)
-    if isinstance(value, bytes):
-        return value.decode(errors="replace")
-    return value
-
-
-def _yaml_to_json(text: str) -> tuple[Any, list[str]]:
-    """The first YAML document of ``text`` as JSON-like values, and its duplicate keys."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_node() if loader.check_node() else None
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark is not None else 0
-        raise ConfigError(f"yaml: line {line}: {e.problem or e.context}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"yaml: {e}") from None
-    finally:
-        loader.dispose()
-    if node is None:
-        return None, []
-    duplicates: list[str] = []
-    return _node_to_json(node, _Loader(""), duplicates), duplicates
-
-
 # --- the versioned schemas (k8s.io/kube-scheduler/config/<version>, k8s.io/api/core/v1) ---------
 
-
-@dataclass(frozen=True)
-class _Scalar:
-    """A scalar field; ``go_type`` is how Go's json errors name its type."""
-
-    kind: str  # "string", "bool", "int32", "int64", "float32", "duration"
-    go_type: str
-
-
-@dataclass(frozen=True)
-class _List:
-    elem: _Type
-
-    @property
-    def go_type(self) -> str:
-        return "[]" + self.elem.go_type
-
-
-@dataclass(frozen=True)
-class _Struct:
-    """A Go struct: its name, its package (for the type's name in errors) and its fields by
-    JSON name."""
-
-    name: str
-    package: str
-    fields: Mapping[str, _Type]
-
-    @property
-    def go_type(self) -> str:
-        return f"{self.package}.{self.name}"
-
-
-@dataclass(frozen=True)
-class _Raw:
-    """Any JSON value, kept as it is (upstream: runtime.RawExtension)."""
-
-    go_type: str = "runtime.RawExtension"
-
-
-_Type = _Scalar | _List | _Struct | _Raw
-
-_STRING = _Scalar("string", "string")
-_BOOL = _Scalar("bool", "bool")
-_INT32 = _Scalar("int32", "int32")
-_INT64 = _Scalar("int64", "int64")
-_FLOAT32 = _Scalar("float32", "float32")
-# metav1.Duration: a string Go's time.ParseDuration reads.
-_DURATION = _Scalar("duration", "string")
-_TYPE_META: dict[str, _Type] = {"apiVersion": _STRING, "kind": _STRING}
-
-_node_selector_requirement = _Struct(
+_node_selector_requirement = Struct(
     "NodeSelectorRequirement",
     "v1",
     {
-        "key": _STRING,
-        "operator": _Scalar("string", "v1.NodeSelectorOperator"),
-        "values": _List(_STRING),
+        "key": STRING,
+        "operator": Scalar("string", "v1.NodeSelectorOperator"),
+        "values": ListOf(STRING),
     },
 )
-_node_selector_term = _Struct(
+_node_selector_term = Struct(
     "NodeSelectorTerm",
     "v1",
     {
-        "matchExpressions": _List(_node_selector_requirement),
-        "matchFields": _List(_node_selector_requirement),
+        "matchExpressions": ListOf(_node_selector_requirement),
+        "matchFields": ListOf(_node_selector_requirement),
     },
 )
-_NODE_AFFINITY = _Struct(
+_NODE_AFFINITY = Struct(
     "NodeAffinity",
     "v1",
     {
-        "requiredDuringSchedulingIgnoredDuringExecution": _Struct(
-            "NodeSelector", "v1", {"nodeSelectorTerms": _List(_node_selector_term)}
+        "requiredDuringSchedulingIgnoredDuringExecution": Struct(
+            "NodeSelector", "v1", {"nodeSelectorTerms": ListOf(_node_selector_term)}
         ),
-        "preferredDuringSchedulingIgnoredDuringExecution": _List(
-            _Struct(
+        "preferredDuringSchedulingIgnoredDuringExecution": ListOf(
+            Struct(
                 "PreferredSchedulingTerm",
                 "v1",
-                {"weight": _INT32, "preference": _node_selector_term},
+                {"weight": INT32, "preference": _node_selector_term},
             )
         ),
     },
@@ -647,266 +447,111 @@ def _package(api_version: str) -> str:
     return api_version.rsplit("/", 1)[1]
 
 
-def _args_schemas(api_version: str) -> dict[str, _Struct]:
+def _args_schemas(api_version: str) -> dict[str, Struct]:
     """The plugin args kinds the version registers, and their schemas
     (types_pluginargs.go)."""
     pkg = _package(api_version)
-    resource_spec = _Struct("ResourceSpec", pkg, {"name": _STRING, "weight": _INT64})
-    shape_point = _Struct("UtilizationShapePoint", pkg, {"utilization": _INT32, "score": _INT32})
-    kinds: dict[str, dict[str, _Type]] = {
+    resource_spec = Struct("ResourceSpec", pkg, {"name": STRING, "weight": INT64})
+    shape_point = Struct("UtilizationShapePoint", pkg, {"utilization": INT32, "score": INT32})
+    kinds: dict[str, dict[str, Type]] = {
         "DefaultPreemptionArgs": {
-            "minCandidateNodesPercentage": _INT32,
-            "minCandidateNodesAbsolute": _INT32,
+            "minCandidateNodesPercentage": INT32,
+            "minCandidateNodesAbsolute": INT32,
         },
-        "InterPodAffinityArgs": {"hardPodAffinityWeight": _INT32},
+        "InterPodAffinityArgs": {"hardPodAffinityWeight": INT32},
         "NodeAffinityArgs": {"addedAffinity": _NODE_AFFINITY},
-        "NodeResourcesBalancedAllocationArgs": {"resources": _List(resource_spec)},
+        "NodeResourcesBalancedAllocationArgs": {"resources": ListOf(resource_spec)},
         "NodeResourcesFitArgs": {
-            "ignoredResources": _List(_STRING),
-            "ignoredResourceGroups": _List(_STRING),
-            "scoringStrategy": _Struct(
+            "ignoredResources": ListOf(STRING),
+            "ignoredResourceGroups": ListOf(STRING),
+            "scoringStrategy": Struct(
                 "ScoringStrategy",
                 pkg,
                 {
-                    "type": _Scalar("string", f"{pkg}.ScoringStrategyType"),
-                    "resources": _List(resource_spec),
-                    "requestedToCapacityRatio": _Struct(
-                        "RequestedToCapacityRatioParam", pkg, {"shape": _List(shape_point)}
+                    "type": Scalar("string", f"{pkg}.ScoringStrategyType"),
+                    "resources": ListOf(resource_spec),
+                    "requestedToCapacityRatio": Struct(
+                        "RequestedToCapacityRatioParam", pkg, {"shape": ListOf(shape_point)}
                     ),
                 },
             ),
         },
         "PodTopologySpreadArgs": {
-            "defaultConstraints": _List(_Raw("v1.TopologySpreadConstraint")),
-            "defaultingType": _Scalar("string", f"{pkg}.PodTopologySpreadConstraintsDefaulting"),
+            "defaultConstraints": ListOf(Raw("v1.TopologySpreadConstraint")),
+            "defaultingType": Scalar("string", f"{pkg}.PodTopologySpreadConstraintsDefaulting"),
         },
-        "VolumeBindingArgs": {"bindTimeoutSeconds": _INT64, "shape": _List(shape_point)},
+        "VolumeBindingArgs": {"bindTimeoutSeconds": INT64, "shape": ListOf(shape_point)},
     }
-    return {kind: _Struct(kind, pkg, {**_TYPE_META, **fields}) for kind, fields in kinds.items()}
+    return {kind: Struct(kind, pkg, {**TYPE_META, **fields}) for kind, fields in kinds.items()}
 
 
-def _schema(api_version: str) -> _Struct:
+def _schema(api_version: str) -> Struct:
     """KubeSchedulerConfiguration's schema in that version (types.go)."""
     pkg = _package(api_version)
-    plugin_set = _Struct(
+    plugin_set = Struct(
         "PluginSet",
         pkg,
         {
-            "enabled": _List(_Struct("Plugin", pkg, {"name": _STRING, "weight": _INT32})),
-            "disabled": _List(_Struct("Plugin", pkg, {"name": _STRING, "weight": _INT32})),
+            "enabled": ListOf(Struct("Plugin", pkg, {"name": STRING, "weight": INT32})),
+            "disabled": ListOf(Struct("Plugin", pkg, {"name": STRING, "weight": INT32})),
         },
     )
-    plugins = _Struct("Plugins", pkg, {json: plugin_set for _, json in EXTENSION_POINTS})
-    profile = _Struct(
+    plugins = Struct("Plugins", pkg, {json: plugin_set for _, json in EXTENSION_POINTS})
+    profile = Struct(
         "KubeSchedulerProfile",
         pkg,
         {
-            "schedulerName": _STRING,
+            "schedulerName": STRING,
             "plugins": plugins,
-            "pluginConfig": _List(_Struct("PluginConfig", pkg, {"name": _STRING, "args": _Raw()})),
+            "pluginConfig": ListOf(Struct("PluginConfig", pkg, {"name": STRING, "args": Raw()})),
         },
     )
-    fields: dict[str, _Type] = {
-        **_TYPE_META,
-        "parallelism": _INT32,
-        "leaderElection": _Struct(
+    fields: dict[str, Type] = {
+        **TYPE_META,
+        "parallelism": INT32,
+        "leaderElection": Struct(
             "LeaderElectionConfiguration",
             "v1alpha1",
             {
-                "leaderElect": _BOOL,
-                "leaseDuration": _DURATION,
-                "renewDeadline": _DURATION,
-                "retryPeriod": _DURATION,
-                "resourceLock": _STRING,
-                "resourceName": _STRING,
-                "resourceNamespace": _STRING,
+                "leaderElect": BOOL,
+                "leaseDuration": DURATION,
+                "renewDeadline": DURATION,
+                "retryPeriod": DURATION,
+                "resourceLock": STRING,
+                "resourceName": STRING,
+                "resourceNamespace": STRING,
             },
         ),
-        "clientConnection": _Struct(
+        "clientConnection": Struct(
             "ClientConnectionConfiguration",
             "v1alpha1",
             {
-                "kubeconfig": _STRING,
-                "acceptContentTypes": _STRING,
-                "contentType": _STRING,
-                "qps": _FLOAT32,
-                "burst": _INT32,
+                "kubeconfig": STRING,
+                "acceptContentTypes": STRING,
+                "contentType": STRING,
+                "qps": FLOAT32,
+                "burst": INT32,
             },
         ),
-        "enableProfiling": _BOOL,
-        "enableContentionProfiling": _BOOL,
-        "percentageOfNodesToScore": _INT32,
-        "podInitialBackoffSeconds": _INT64,
-        "podMaxBackoffSeconds": _INT64,
-        "profiles": _List(profile),
+        "enableProfiling": BOOL,
+        "enableContentionProfiling": BOOL,
+        "percentageOfNodesToScore": INT32,
+        "podInitialBackoffSeconds": INT64,
+        "podMaxBackoffSeconds": INT64,
+        "profiles": ListOf(profile),
         # Not implemented: extenders (step 15); kept as given.
-        "extenders": _List(_Raw("v1beta3.Extender")),
+        "extenders": ListOf(Raw(f"{pkg}.Extender")),
     }
     if api_version == V1BETA2:
-        fields["healthzBindAddress"] = _STRING
-        fields["metricsBindAddress"] = _STRING
-    return _Struct(KIND, pkg, fields)
-
-
-# --- strict decoding (sigs.k8s.io/json, as the json serializer runs it) ---------------------
-
-
-def _json_kind(value: Any) -> str:
-    """How Go's json errors name a JSON value's kind."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def _go_number(value: int | float) -> str:
-    """A JSON number as YAMLToJSON writes it (and Go's json errors quote it): Python's repr
-    and Go's shortest 'g' format agree for the finite floats YAML gives."""
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-
-
-@dataclass
-class _Decoder:
-    """One strict decode: the unknown fields it met (upstream: saveStrictError, each text
-    once) and the first value of the wrong type (upstream: saveError, fatal at the end)."""
-
-    strict: list[str] = field(default_factory=list)
-    type_error: str | None = None
-
-    def _wrong_type(self, what: str, typ: _Type, struct: str, path: list[str]) -> None:
-        if self.type_error is None:
-            where = f"Go struct field {struct}.{'.'.join(path)}" if path else "Go value"
-            self.type_error = f"json: cannot unmarshal {what} into {where} of type {typ.go_type}"
-
-    def decode(self, value: Any, typ: _Type, struct: str, path: list[str]) -> Any:
-        """``value`` as ``typ`` (fields checked, ints as ints); None for JSON's null, which
-        leaves the Go field unset."""
-        if isinstance(typ, _Raw):
-            return value
-        if isinstance(typ, _Scalar) and typ.kind == "duration":
-            return self._duration(value, struct, path)
-        if value is None:
-            return None
-        if isinstance(typ, _Struct):
-            if not isinstance(value, dict):
-                self._wrong_type(_json_kind(value), typ, struct, path)
-                return None
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                if key not in typ.fields:
-                    text = f"unknown field {go_quote(key)}"
-                    if text not in self.strict:
-                        self.strict.append(text)
-                    continue
-                decoded = self.decode(item, typ.fields[key], typ.name, [*path, key])
-                if decoded is not None:
-                    out[key] = decoded
-            return out
-        if isinstance(typ, _List):
-            if not isinstance(value, list):
-                self._wrong_type(_json_kind(value), typ, struct, path)
-                return None
-            items = [self.decode(item, typ.elem, struct, path) for item in value]
-            # A null item is the element type's zero value.
-            return [_zero(typ.elem) if item is None else item for item in items]
-        return self._scalar(value, typ, struct, path)
-
-    def _scalar(self, value: Any, typ: _Scalar, struct: str, path: list[str]) -> Any:
-        if typ.kind == "string":
-            if isinstance(value, str):
-                return value
-        elif typ.kind == "bool":
-            if isinstance(value, bool):
-                return value
-        elif typ.kind == "float32":
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return float(value)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            low, high = _INT_RANGES[typ.kind]
-            if isinstance(value, int) and low <= value <= high:
-                return value
-            self._wrong_type(f"number {_go_number(value)}", typ, struct, path)
-            return None
-        self._wrong_type(_json_kind(value), typ, struct, path)
-        return None
-
-    def _duration(self, value: Any, struct: str, path: list[str]) -> int:
-        """metav1.Duration.UnmarshalJSON: a string, parsed; its errors stop the decode (a
-        JSON null reads as "", which does not parse)."""
-        if value is None:
-            value = ""
-        if not isinstance(value, str):
-            raise ConfigError(
-                f"json: cannot unmarshal {_json_kind(value)} into Go struct field "
-                f"{struct}.{'.'.join(path)} of type string"
-            )
-        return parse_duration(value)
-
-
-def _zero(typ: _Type) -> Any:
-    if isinstance(typ, _Struct):
-        return {}
-    if isinstance(typ, _Scalar):
-        return {"string": "", "bool": False, "float32": 0.0, "duration": 0}.get(typ.kind, 0)
-    return None
-
-
-# --- apiVersion and kind (runtime/serializer/json: Interpret; schema.ParseGroupVersion) -------
-
-_FIND_KIND_TYPE = (
-    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
-    'Kind string "json:\\"kind,omitempty\\"" }'
-)
-
-
-def _interpret(value: Any) -> tuple[str, str, str]:
-    """The (group, version, kind) a JSON-like document names (upstream: SimpleMetaFactory's
-    Interpret)."""
-    if value is None:
-        return "", "", ""
-    if not isinstance(value, dict):
-        raise ConfigError(
-            "couldn't get version/kind; json parse error: json: cannot unmarshal "
-            f"{_json_kind(value)} into Go value of type {_FIND_KIND_TYPE}"
-        )
-    found: dict[str, str] = {}
-    for key in ("apiVersion", "kind"):
-        item = value.get(key)
-        if item is not None and not isinstance(item, str):
-            raise ConfigError(
-                "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{_json_kind(item)} into Go struct field .{key} of type string"
-            )
-        found[key] = item or ""
-    api_version = found["apiVersion"]
-    parts = api_version.split("/")
-    if api_version == "":
-        group, version = "", ""
-    elif len(parts) == 1:
-        group, version = "", parts[0]
-    elif len(parts) == 2:
-        group, version = parts
-    else:
-        raise ConfigError(f"unexpected GroupVersion string: {api_version}")
-    return group, version, found["kind"]
-
-
-def _group_version(group: str, version: str) -> str:
-    return f"{group}/{version}" if group else version
+        fields["healthzBindAddress"] = STRING
+        fields["metricsBindAddress"] = STRING
+    return Struct(KIND, pkg, fields)
 
 
 def _not_registered(group: str, version: str, kind: str) -> ConfigError:
     return ConfigError(
         f"no kind {go_quote(kind)} is registered for version "
-        f"{go_quote(_group_version(group, version))} in scheme {go_quote(SCHEME_NAME)}"
+        f"{go_quote(group_version(group, version))} in scheme {go_quote(SCHEME_NAME)}"
     )
 
 
@@ -944,17 +589,17 @@ def _decode_plugin_args(
         return None if raw is None else UnknownArgs(raw)
     where = f"decoding .profiles[{i}].pluginConfig[{j}]"
     try:
-        group, version, kind = _interpret(raw)
+        group, version, kind = interpret(raw)
         default_group, default_version = api_version.split("/")
         # The kind and version the args leave out are the expected ones (upstream:
         # gvkWithDefaults).
         kind = kind or expected
         if not version and group in ("", default_group):
             group, version = default_group, default_version
-        gv = _group_version(group, version)
+        gv = group_version(group, version)
         if gv not in VERSIONS or kind not in _args_schemas(gv):
             raise _not_registered(group, version, kind)
-        decoder = _Decoder()
+        decoder = Decoder()
         fields = decoder.decode(raw or {}, _args_schemas(gv)[kind], kind, [])
         if decoder.type_error is not None:
             raise ConfigError(decoder.type_error)
@@ -1063,11 +708,11 @@ _REQUIRED_ZERO_VALUES: dict[str, dict[str, Any]] = {
 }
 
 
-def _with_zero_values(value: Any, typ: _Type) -> Any:
+def _with_zero_values(value: Any, typ: Type) -> Any:
     """A decoded core/v1 value with Go's zero values in its required fields left out."""
-    if isinstance(typ, _List) and isinstance(value, list):
+    if isinstance(typ, ListOf) and isinstance(value, list):
         return [_with_zero_values(item, typ.elem) for item in value]
-    if isinstance(typ, _Struct) and isinstance(value, dict):
+    if isinstance(typ, Struct) and isinstance(value, dict):
         out = {**_REQUIRED_ZERO_VALUES.get(typ.name, {}), **value}
         return {k: _with_zero_values(v, typ.fields[k]) for k, v in out.items()}
     return value
@@ -1283,14 +928,17 @@ def set_defaults_kube_scheduler_configuration(obj: dict[str, Any], api_version: 
 def decode_versioned(data: str | bytes) -> tuple[str, dict[str, Any]]:
     """The file's version and its fields, strictly decoded, args included, not defaulted
     (upstream: the codec's Decode up to DecodeNestedObjects)."""
-    text = data.decode() if isinstance(data, bytes) else data
-    value, duplicates = _yaml_to_json(text)
-    group, version, kind = _interpret(value)
+    try:
+        text = data.decode() if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        raise ConfigError("yaml: invalid leading UTF-8 octet") from None
+    value, duplicates = yaml_to_json(text)
+    group, version, kind = interpret(value)
     if not kind:
         raise ConfigError(f"Object 'Kind' is missing in '{text}'")
     if not version:
         raise ConfigError(f"Object 'apiVersion' is missing in '{text}'")
-    gv = _group_version(group, version)
+    gv = group_version(group, version)
     if gv not in VERSIONS:
         raise _not_registered(group, version, kind)
     if kind != KIND:
@@ -1298,7 +946,7 @@ def decode_versioned(data: str | bytes) -> tuple[str, dict[str, Any]]:
             raise _not_registered(group, version, kind)
         # A registered args kind decodes, and loadConfig refuses what it is.
         raise ConfigError(f"couldn't decode as KubeSchedulerConfiguration, got {gv}, Kind={kind}: ")
-    decoder = _Decoder()
+    decoder = Decoder()
     obj = decoder.decode(value, _schema(gv), KIND, [])
     if decoder.type_error is not None:
         raise ConfigError(decoder.type_error)
@@ -1458,38 +1106,6 @@ def to_versioned(cfg: KubeSchedulerConfiguration) -> dict[str, Any]:
     if cfg.extenders:
         out["extenders"] = copy.deepcopy(cfg.extenders)
     return out
-
-
-class _Dumper(yaml.SafeDumper):
-    """Writes YAML as go-yaml v2 does from JSON: keys sorted, block style, a string that
-    would read as another type double-quoted."""
-
-
-def _represent_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
-    # PyYAML's "yaml" tag (a value of "=", "*", "&"...) is a str to go-yaml: quoted only if
-    # plain is not allowed, which the emitter decides (single quotes, as go-yaml's does).
-    tag = dumper.resolve(yaml.ScalarNode, value, (True, False))
-    if value == "" or tag not in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:yaml"):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-def _represent_float(dumper: _Dumper, value: float) -> yaml.ScalarNode:
-    # JSON has one number type; go-yaml writes an integral one as an int.
-    if value.is_integer():
-        return dumper.represent_int(int(value))
-    return dumper.represent_scalar("tag:yaml.org,2002:float", repr(value))
-
-
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(float, _represent_float)
-
-
-def dump_yaml(obj: Any) -> str:
-    """JSON-like values as kube-scheduler writes them (sigs.k8s.io/yaml's JSONToYAML)."""
-    return yaml.dump(
-        obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True
-    )
 
 
 def encode_config(cfg: KubeSchedulerConfiguration) -> str:
