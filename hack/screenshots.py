@@ -97,6 +97,11 @@ SHOTS: dict[int, Shot] = {
         "web",
         (r"TaintToleration: node\(s\) had taint \{dedicated: ml\}", r"TaintToleration 0"),
     ),
+    # Profiles: pack-c, packed onto small by minisched-pack's MostAllocated.
+    14: Shot(
+        "pack-c",
+        (r"profile minisched-pack", r"NodeResourcesFit 75, TaintToleration 300 <- selected"),
+    ),
 }
 
 

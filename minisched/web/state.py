@@ -417,6 +417,7 @@ class ClusterView:
             "attempt_count": pod.attempts,
             "nominated": pod.nominated,
             "preempted_by": pod.preempted_by,
+            "profile": pod.profile,
             "rev": pod.rev,
         }
 

@@ -23,14 +23,14 @@ the version's defaults; then the internal types. Decode errors raise ``ConfigErr
 upstream's text; ``validation.validate_kube_scheduler_configuration`` checks the result.
 
 Versions: v1beta2 and v1beta3 are what v1.23 reads; v1 is what kube-scheduler reads today
-(v1.36). Differs from upstream: step 14 reads all three (v1.23 rejects v1, v1.36 rejects the
+(v1.36). Differs from upstream: this scheduler reads all three (v1.23 rejects v1, v1.36 rejects the
 betas, with ``no kind "KubeSchedulerConfiguration" is registered for version ...``), and reads
 v1 with v1beta3's schema and defaults: the fields v1 added later (plugins.preEnqueue, the
 placement extension points, InterPodAffinityArgs.ignorePreferredTermsOfExistingPods,
 DynamicResourcesArgs, ...) are unknown fields in a v1 file here, and v1's later default plugins
 (SchedulingGates, DynamicResources, NodeDeclaredFeatures) are not in its default profile.
 
-Not implemented: the plugins step 14 lacks (``NOT_IMPLEMENTED_PLUGINS``). They are left out of
+Not implemented: the plugins this scheduler lacks (``NOT_IMPLEMENTED_PLUGINS``). They are left out of
 the default profiles, so a pod's host ports, volumes, topology spread constraints and pod
 (anti-)affinity are ignored, no node is preferred for having the pod's images, and the written
 configuration lists none of them (nor their args). A file may name them in ``disabled``; naming
@@ -40,7 +40,7 @@ VolumeBindingArgs) are checked against their schema, defaulted and kept as plain
 their fields, which ``--write-config-to`` shows; they have no effect, and nothing validates
 them. Not implemented: feature gates (v1.23's defaults, with DefaultPodTopologySpread on and
 VolumeCapacityPriority off, are fixed: SelectorSpread is never a default plugin).
-Not implemented: extenders (step 15): a file's extenders are kept as given (dicts), neither
+Not implemented: extenders (the next step): a file's extenders are kept as given (dicts), neither
 checked field by field nor defaulted.
 Simplified: PodTopologySpreadArgs.defaultConstraints' items are not checked field by field.
 The reading and writing of the text (YAML, the strict decode and its errors, durations) is
@@ -162,7 +162,7 @@ EXTENSION_POINTS: tuple[tuple[str, str], ...] = (
 class PluginConfig:
     """A plugin's arguments (upstream: PluginConfig). ``args`` is the plugin's own args type
     (for example ``noderesources.NodeResourcesFitArgs``), decoded and defaulted; a plain dict
-    for the args of a plugin step 14 lacks, or of a plugin without an args type (upstream:
+    for the args of a plugin this scheduler lacks, or of a plugin without an args type (upstream:
     runtime.Unknown), as the file gave it; None for none."""
 
     name: str
@@ -233,7 +233,7 @@ class KubeSchedulerConfiguration:
 
 # --- default plugins (v1beta3/default_plugins.go, v1beta2/default_plugins.go) ---------------
 
-# The in-tree plugins of v1.23's default profiles that step 14 does not have.
+# The in-tree plugins of v1.23's default profiles that this scheduler does not have.
 NOT_IMPLEMENTED_PLUGINS: frozenset[str] = frozenset(
     {
         "NodeName",
@@ -253,7 +253,7 @@ NOT_IMPLEMENTED_PLUGINS: frozenset[str] = frozenset(
 )
 
 # v1beta3's default profile (upstream: getDefaultPlugins): every plugin at multiPoint, each
-# plugin's weight the one it scores with. Listed whole, then restricted to step 14's plugins.
+# plugin's weight the one it scores with. Listed whole, then restricted to this scheduler's plugins.
 _V1BETA3_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("PrioritySort", None),
     ("NodeUnschedulable", None),
@@ -334,7 +334,7 @@ def _step_plugins(upstream: tuple[tuple[str, int | None], ...]) -> list[Plugin]:
 
 
 def get_default_plugins(api_version: str) -> Plugins:
-    """The plugins a profile of that version enables by default, restricted to step 14's
+    """The plugins a profile of that version enables by default, restricted to this scheduler's
     (upstream: getDefaultPlugins; v1 as v1beta3)."""
     if api_version == V1BETA2:
         return Plugins(
@@ -539,7 +539,7 @@ def _schema(api_version: str) -> Struct:
         "podInitialBackoffSeconds": INT64,
         "podMaxBackoffSeconds": INT64,
         "profiles": ListOf(profile),
-        # Not implemented: extenders (step 15); kept as given.
+        # Not implemented: extenders (the next step); kept as given.
         "extenders": ListOf(Raw(f"{pkg}.Extender")),
     }
     if api_version == V1BETA2:
@@ -770,7 +770,7 @@ def _internal_args(args: VersionedArgs | UnknownArgs | None) -> Any:
             ignored_resource_groups=tuple(f.get("ignoredResourceGroups", [])),
             scoring_strategy=scoring,
         )
-    # Not implemented: the args of a plugin step 14 lacks: its fields, as a plain dict.
+    # Not implemented: the args of a plugin this scheduler lacks: its fields, as a plain dict.
     return copy.deepcopy(f)
 
 
@@ -917,7 +917,7 @@ def set_defaults_kube_scheduler_configuration(obj: dict[str, Any], api_version: 
     obj.setdefault("podInitialBackoffSeconds", 1)
     obj.setdefault("podMaxBackoffSeconds", 10)
     obj.setdefault("enableProfiling", True)
-    # Contention profiling defaults on only with profiling on.
+    # enableContentionProfiling defaults to enableProfiling's value.
     if obj["enableProfiling"]:
         obj.setdefault("enableContentionProfiling", True)
 

@@ -17,7 +17,7 @@ validated here; bad ones fail later, when the plugin is built (NewFit validates 
 v1.24 fixed the key.
 Differs from upstream: the duplicate scheduler name error prints a made-up address where Go
 prints the *field.Path's own (``parent:(*field.Path)(0x...)``): no two runs agree on it.
-Not implemented: the args of the plugins step 14 lacks (InterPodAffinityArgs,
+Not implemented: the args of the plugins this scheduler lacks (InterPodAffinityArgs,
 PodTopologySpreadArgs, VolumeBindingArgs) are not validated. Not implemented: extenders (step
 15): validateExtenders is not run, so no extender is ever refused.
 """
@@ -299,7 +299,7 @@ def _validate_bind_address(name: str, address: str) -> list[FieldError]:
 
 
 def validate_extenders(path: str, extenders: list[Any]) -> list[FieldError]:
-    """Not implemented: extenders (step 15). Upstream: validateExtenders (weights, managed
+    """Not implemented: extenders (the next step). Upstream: validateExtenders (weights, managed
     resources, one binder at most)."""
     return []
 

@@ -350,7 +350,7 @@ function showDetail(pod) {
   // The terminal's titles: "Why this node" for a bound pod, "Why no node" for the others.
   $("detail-title").textContent = `${bound ? "Why this node" : "Why no node"}: ${pod.name}`;
   let summary = `${pod.key}: `;
-  if (bound) summary += `bound to ${pod.node}.`;
+  if (bound) summary += `bound to ${pod.node}${pod.profile ? ` by profile ${pod.profile}` : ""}.`;
   else {
     summary += pod.where ? `${pod.where}` : "not in a queue yet";
     if (pod.event) summary += ` (${pod.event})`;
