@@ -78,6 +78,12 @@ class BadConfiguration(ValueError):
     """The configuration file cannot be used (unreadable, undecodable, invalid, or naming a
     plugin the step does not have): the message is one line, the run ends with status 1."""
 
+    def __init__(self, message: str) -> None:
+        # Some of upstream's texts span lines (a duplicate key's "yaml: unmarshal errors:"
+        # list) or quote the whole file (a missing kind): one line, and not a page of it.
+        line = " ".join(message.split())
+        super().__init__(line if len(line) <= 400 else line[:399] + "…")
+
 
 def step_configuration(step: steps.Step, args: argparse.Namespace) -> Any | None:
     """The step's KubeSchedulerConfiguration as ``--config FILE`` gives it (decoded, defaulted

@@ -34,7 +34,7 @@ from kubernetes import client
 
 from minisched import steps
 from minisched.runner import new_scheduler, version_reached
-from minisched.scenario import NODE_SELECTOR, Scenario
+from minisched.scenario import NODE_SELECTOR, SCHEDULER_NAME, Scenario
 from scenarios.step13 import unschedulable
 from tests.test_bench import REALK8S, realk8s_scripts
 from tests.test_permit import join_binding_threads
@@ -48,7 +48,6 @@ V1_23_BINARY = Path(
         "KUBE_SCHEDULER_V1_23", Path.home() / ".cache" / "realk8s" / "v1.23" / "kube-scheduler"
     )
 )
-
 
 # Nodes: names end in a letter, so the workshop's NodeNumber plugin scores none of them.
 NODE_NAMES = [f"node-{c}" for c in "abcdef"]
@@ -76,9 +75,57 @@ LABEL_VALUES = {"disk": DISKS, "zone": ZONES, "cores": [str(c) for c in CORES]}
 
 TOLERATE_ALL = client.V1Toleration(operator="Exists")
 BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
-# The score plugins step 13 shares with kube-scheduler (its NodeNumber scores none of the nodes
-# here; kube-scheduler's others must score all nodes alike).
-SHARED_SCORE_PLUGINS = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", BALANCED_ALLOCATION}
+# The score plugins the steps share with kube-scheduler (step 13's NodeNumber scores none of the
+# nodes here; kube-scheduler's others must score all nodes alike).
+SHARED_SCORE_PLUGINS = frozenset(
+    {"TaintToleration", "NodeAffinity", "NodeResourcesFit", BALANCED_ALLOCATION}
+)
+
+
+# --- the control plane ---------------------------------------------------------------------------
+
+
+def require_real_control_plane() -> Path:
+    """shared/realk8s's scripts; skips, in one line, unless the real control plane is built on
+    this machine and ``$REALK8S_RUN`` names an instance of one's own."""
+    scripts = realk8s_scripts()
+    if not os.access(REALK8S / "bin" / "kube-apiserver", os.X_OK) or scripts is None:
+        pytest.skip("real control plane not built on this machine (shared/realk8s)")
+    if not os.environ.get("REALK8S_RUN"):
+        pytest.skip("opt-in: set REALK8S_RUN and its *_PORT variables to an instance of your own")
+    return scripts
+
+
+@contextmanager
+def real_control_plane(
+    *,
+    scheduler: bool = False,
+    scheduler_config: Path | None = None,
+    scheduler_args: Sequence[str] = (),
+) -> Iterator[str]:
+    """A fresh real control plane of the instance ``$REALK8S_RUN`` names, for the duration
+    (wiped after); yields its admin kubeconfig. With ``scheduler``, its own kube-scheduler
+    v1.36 runs too: with ``--config`` a copy of ``scheduler_config`` (up.sh's
+    ``SCHEDULER_CONFIG``: it fills in clientConnection.kubeconfig) and ``scheduler_args`` after
+    up.sh's flags (``SCHEDULER_EXTRA_ARGS``). Its log: ``scheduler_log()``."""
+    scripts = require_real_control_plane()
+    env = dict(os.environ)
+    if scheduler_config is not None:
+        env["SCHEDULER_CONFIG"] = str(scheduler_config)
+    if scheduler_args:
+        env["SCHEDULER_EXTRA_ARGS"] = " ".join(scheduler_args)
+    argv = [str(scripts / "up.sh"), "--fresh", *(["--scheduler"] if scheduler else [])]
+    try:
+        up = subprocess.run(argv, capture_output=True, text=True, timeout=90, env=env)
+        assert up.returncode == 0, up.stderr[-2000:]
+        yield up.stdout.strip().splitlines()[-1]
+    finally:
+        subprocess.run([str(scripts / "down.sh"), "--wipe"], capture_output=True, timeout=60)
+
+
+def scheduler_log() -> Path:
+    """Where up.sh's kube-scheduler logs (deleted with the control plane)."""
+    return Path(os.environ["REALK8S_RUN"]) / "logs" / "kube-scheduler.log"
 
 
 def bound(pod: Any) -> bool:
@@ -100,7 +147,7 @@ def quiet(line: str) -> None:
     """A Scenario's ``say`` that prints nothing."""
 
 
-# --- waiting until a scheduler has seen the nodes --------------------------------------------
+# --- waiting until a scheduler has seen the nodes ------------------------------------------------
 
 
 def only_on(node: str) -> client.V1Affinity:
@@ -175,10 +222,13 @@ def informer_probe(sched: Any) -> Callable[..., bool]:
 
 
 @contextmanager
-def running(step: int, api: client.ApiClient, recorder: WaitingRecorder) -> Iterator[Any]:
-    """Step ``step``'s scheduler, running in a thread for the duration."""
+def running(
+    step: int, api: client.ApiClient, recorder: WaitingRecorder, **options: Any
+) -> Iterator[Any]:
+    """Step ``step``'s scheduler, running in a thread for the duration; ``options`` are its
+    settings (``config=``, from step 14)."""
     sched = new_scheduler(
-        steps.get(step), api, seed=1, recorder=recorder, node_selector=NODE_SELECTOR
+        steps.get(step), api, seed=1, recorder=recorder, node_selector=NODE_SELECTOR, **options
     )
     thread = threading.Thread(target=sched.run, name="scheduler", daemon=True)
     thread.start()
@@ -190,12 +240,12 @@ def running(step: int, api: client.ApiClient, recorder: WaitingRecorder) -> Iter
         join_binding_threads()
 
 
-# --- the references: kube-scheduler v1.36 (the control plane's), v1.23 (started here) ----------
+# --- the references: kube-scheduler v1.36 (the control plane's), v1.23 (started here) ------------
 
 
 @dataclass(frozen=True)
 class Reference:
-    """A kube-scheduler to compare step 13 with, and the cluster it runs on."""
+    """A kube-scheduler to compare a step with, and the cluster it runs on."""
 
     version: str
     scheduler_name: str
@@ -203,7 +253,7 @@ class Reference:
     # shapes on which v1.36's BalancedAllocation decides nothing (see GI_PER_CPU).
     any_shape: bool
     kubeconfig: str = ""  # the control plane's admin kubeconfig
-    log: Path | None = None  # where kube-scheduler logs, when it runs here
+    log: Path | None = None  # where kube-scheduler logs its scores (-v=10), when it does
 
 
 def v1_23_config(kubeconfig: Path) -> str:
@@ -271,13 +321,17 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def v1_23_kube_scheduler(kubeconfig: str, tmp_path: Path) -> Iterator[Path]:
+def v1_23_kube_scheduler(
+    kubeconfig: str, tmp_path: Path, config: Callable[[Path], str] = v1_23_config
+) -> Iterator[Path]:
     """kube-scheduler v1.23 against the control plane of ``kubeconfig``, healthy, for the
-    duration; yields its log's path."""
+    duration; yields its log's path. ``config``: its configuration file's text, given the
+    kubeconfig it must name in clientConnection (``--kubeconfig`` is ignored once ``--config``
+    is given)."""
     scheduler_kubeconfig = Path(kubeconfig).with_name("scheduler.kubeconfig")  # up.sh's
     assert scheduler_kubeconfig.is_file(), f"no {scheduler_kubeconfig}"
     config_file = tmp_path / "kube-scheduler-v1.23.yaml"
-    config_file.write_text(v1_23_config(scheduler_kubeconfig))
+    config_file.write_text(config(scheduler_kubeconfig))
     log = tmp_path / "kube-scheduler-v1.23.log"
     port = free_port()
     argv = [
@@ -298,6 +352,9 @@ def v1_23_kube_scheduler(kubeconfig: str, tmp_path: Path) -> Iterator[Path]:
         yield log
     finally:
         stop(proc)
+
+
+# --- the seeded random nodes and pods ------------------------------------------------------------
 
 
 def random_nodes(rng: random.Random, any_shape: bool) -> list[tuple[str, dict[str, Any]]]:
@@ -418,7 +475,7 @@ def random_pod(rng: random.Random, any_shape: bool) -> dict[str, Any]:
     return spec
 
 
-# --- summaries for the table -------------------------------------------------------------------
+# --- summaries for the table ---------------------------------------------------------------------
 
 
 def show_toleration(t: client.V1Toleration) -> str:
@@ -459,12 +516,12 @@ def show_node(name: str, options: dict[str, Any]) -> str:
     return f"{name}: {options['cpu']} CPU {options['memory']} {{{labels}}} [{taints}]"
 
 
-# --- what step 13 decided -----------------------------------------------------------------------
+# --- what the step decided -----------------------------------------------------------------------
 
 
 @dataclass
 class Decision:
-    """Step 13's last attempt for one pod: where it went (None: unschedulable) and each
+    """The step's last attempt for one pod: where it went (None: unschedulable) and each
     scored node's weighted score per plugin."""
 
     node: str | None = None
@@ -548,12 +605,16 @@ class Row:
     their_message: str = ""
     our_message: str = ""
     kube: str = "kube-scheduler"  # which one, for the table
-    # Whether a pod pending with both must be so for the same words (v1.23, which step 13
-    # ports; v1.36 words some reasons differently).
+    # Whether a pod pending with both must be so for the same words (v1.23, which steps 13
+    # and 14 port; v1.36 words some reasons differently).
     same_words: bool = False
-    # kube-scheduler's scores (node -> plugin -> weighted score), when it logs them (v1.23):
-    # empty when it did not score (one node fit); None when they are not known (v1.36).
+    # kube-scheduler's scores (node -> plugin -> weighted score), when it logs them (-v=10):
+    # empty when it did not score (one node fit); None when they are not known.
     their_scores: dict[str, dict[str, int]] | None = None
+    step: int = 13  # which step, for the table
+    # The score plugins whose scores must be equal, node for node; kube-scheduler's others
+    # must score every node alike.
+    shared: frozenset[str] = SHARED_SCORE_PLUGINS
 
     def problem(self) -> str | None:
         """What is wrong with this pair of decisions, or None."""
@@ -565,11 +626,11 @@ class Row:
             return None
         best = self.ours.best()
         if self.ours.node not in best:
-            return "step 13 did not pick one of its best nodes"
+            return f"step {self.step} did not pick one of its best nodes"
         if self.theirs not in best:
-            return f"{self.kube}'s node is not among step 13's best"
+            return f"{self.kube}'s node is not among step {self.step}'s best"
         if len(best) == 1 and self.theirs != self.ours.node:
-            return "step 13's best is unique and differs"
+            return f"step {self.step}'s best is unique and differs"
         if self.their_scores is not None:
             return self.score_problem(self.their_scores)
         return None
@@ -578,16 +639,16 @@ class Row:
         """What differs between the two schedulers' scores, or None: the shared plugins' must
         be equal, node for node; kube-scheduler's other plugins must not tell nodes apart."""
         ours = {
-            node: {p: s for p, s in by_plugin.items() if p in SHARED_SCORE_PLUGINS}
+            node: {p: s for p, s in by_plugin.items() if p in self.shared}
             for node, by_plugin in self.ours.scores.items()
         }
         shared = {
-            node: {p: s for p, s in by_plugin.items() if p in SHARED_SCORE_PLUGINS}
+            node: {p: s for p, s in by_plugin.items() if p in self.shared}
             for node, by_plugin in theirs.items()
         }
         if ours != shared:
             return f"the scores differ from {self.kube}'s"
-        others = {p for by_plugin in theirs.values() for p in by_plugin} - SHARED_SCORE_PLUGINS
+        others = {p for by_plugin in theirs.values() for p in by_plugin} - self.shared
         for plugin in sorted(others):
             if len({by_plugin.get(plugin) for by_plugin in theirs.values()}) > 1:
                 return f"{self.kube}'s {plugin} scores nodes differently"
@@ -600,8 +661,8 @@ class Row:
             f"{self.pod}: {self.problem()}\n"
             f"    spec:           {self.spec}\n"
             f"    {self.kube + ':':<15} {theirs}\n"
-            f"    step 13:        {ours}\n"
-            f"    step 13 totals: {self.ours.show()}\n"
+            f"    {f'step {self.step}:':<15} {ours}\n"
+            f"    step {self.step} totals: {self.ours.show()}\n"
             f"    per plugin:     {self.ours.show_plugins()}"
             + (
                 f"\n    {self.kube}: {show_scores(self.their_scores)}"
@@ -609,3 +670,99 @@ class Row:
                 else ""
             )
         )
+
+
+# --- the stream of twins -------------------------------------------------------------------------
+
+
+def play_twins(
+    step: int,
+    api: client.ApiClient,
+    sched: Any,
+    recorder: WaitingRecorder,
+    reference: Reference,
+    nodes: Sequence[tuple[str, dict[str, Any]]],
+    specs: Sequence[dict[str, Any]],
+    *,
+    scheduler_name: str = SCHEDULER_NAME,
+    shared: frozenset[str] = SHARED_SCORE_PLUGINS,
+) -> list[Row]:
+    """Create ``nodes``, then each pod of ``specs`` twice: first as a twin for the step's
+    scheduler ``sched`` (in this process, recording to ``recorder``; its pods ask for
+    ``scheduler_name``), whose decision and per-node scores are recorded before the twin is
+    deleted, then for kube-scheduler (``reference``), which keeps its pod if it binds it. Both
+    therefore decide each pod from the same cluster state: the pods kube-scheduler bound
+    before it. One row per pod, with kube-scheduler's scores when it logs them (its log read
+    once every pod is decided).
+
+    Waiting: both schedulers watch all pods on one watch each, so whatever was written to pods
+    before a pod is created is seen before that pod is. Nodes come on another watch: the
+    step's node informer is waited on, and kube-scheduler binds a probe pod per node
+    (``kube_scheduler_probe``)."""
+    kube = f"kube-scheduler {reference.version}"
+    rows: list[Row] = []
+    with Scenario(
+        api,
+        "twins",
+        timeout=TIMEOUT,
+        say=quiet,
+        wait_for_cache=informer_probe(sched),
+        scheduler_name=scheduler_name,
+    ) as ours:
+        # kube-scheduler's pods, in the same namespace.
+        theirs = Scenario(
+            api, "twins", timeout=TIMEOUT, say=quiet, scheduler_name=reference.scheduler_name
+        )
+        theirs.namespace = ours.namespace
+        ours.create_nodes(nodes, "scenario: created the random nodes")
+        names = [name for name, _ in nodes]
+        ours.scheduler_has_seen("node", names)
+        step_has_seen = informer_probe(sched)
+        probe = kube_scheduler_probe(api, reference.scheduler_name)
+        assert probe("node", names), f"{kube} never saw the nodes"
+
+        for i, spec in enumerate(specs):
+            our_pod, their_pod = f"p{i:02d}-ms", f"p{i:02d}-ks"
+            # The step's twin first, on the cluster as it is; decided, it is deleted.
+            ours.create_pod(our_pod, **spec)
+            pods = ours.wait_for(lambda pods, name=our_pod: decided(pods.get(name)))
+            our = pods.get(our_pod)
+            assert decided(our), f"step {step} did not decide {our_pod}"
+            ours_decided = decision(list(recorder.events), f"{ours.namespace}/{our_pod}")
+            assert ours_decided.node == our.spec.node_name, (
+                f"{our_pod} bound to {our.spec.node_name}, selected {ours_decided.node}"
+            )
+            ours.delete_pod(our_pod)
+            # Then kube-scheduler's pod: its pod watch brings the twin's deletion first, so it
+            # decides from the same state. Bound, it stays, for both schedulers' next pods.
+            theirs.create_pod(their_pod, **spec)
+            pods = ours.wait_for(lambda pods, name=their_pod: decided(pods.get(name)))
+            their = pods.get(their_pod)
+            assert decided(their), f"{kube} did not decide {their_pod}"
+            rows.append(
+                Row(
+                    pod=f"p{i:02d}",
+                    spec=show_pod(spec),
+                    theirs=their.spec.node_name,
+                    ours=ours_decided,
+                    their_message=scheduled_message(their),
+                    our_message=scheduled_message(our),
+                    kube=kube,
+                    same_words=reference.version == "v1.23",
+                    step=step,
+                    shared=shared,
+                )
+            )
+            if their.spec.node_name:
+                # The step counts it before its next twin: one watch brings both in order;
+                # waiting here says so.
+                version = their.metadata.resource_version
+                assert step_has_seen("pod", [their_pod], versions={their_pod: version})
+            else:
+                theirs.delete_pod(their_pod)  # no room taken: it only keeps kube-scheduler busy
+
+        if reference.log is not None:  # every pod is decided: its scores are in the log
+            logged = logged_scores(reference.log)
+            for row in rows:
+                row.their_scores = logged.get(f"{ours.namespace}/{row.pod}-ks", {})
+    return rows

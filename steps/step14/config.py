@@ -30,8 +30,8 @@ placement extension points, InterPodAffinityArgs.ignorePreferredTermsOfExistingP
 DynamicResourcesArgs, ...) are unknown fields in a v1 file here, and v1's later default plugins
 (SchedulingGates, DynamicResources, NodeDeclaredFeatures) are not in its default profile.
 
-Not implemented: the plugins this scheduler lacks (``NOT_IMPLEMENTED_PLUGINS``). They are left out of
-the default profiles, so a pod's host ports, volumes, topology spread constraints and pod
+Not implemented: the plugins this scheduler lacks (``NOT_IMPLEMENTED_PLUGINS``). They are left
+out of the default profiles, so a pod's host ports, volumes, topology spread constraints and pod
 (anti-)affinity are ignored, no node is preferred for having the pod's images, and the written
 configuration lists none of them (nor their args). A file may name them in ``disabled``; naming
 one in ``enabled`` fails when the framework is built (``Filter plugin "X" does not exist``).

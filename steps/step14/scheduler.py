@@ -212,6 +212,12 @@ def unapplied_settings(config: KubeSchedulerConfiguration) -> list[str]:
             f"clientConnection.qps {connection.qps:g} and burst {connection.burst} are not "
             "applied: the Python client has no rate limiter"
         )
+    for name, address in (
+        ("healthzBindAddress", config.healthz_bind_address),
+        ("metricsBindAddress", config.metrics_bind_address),
+    ):
+        if address:
+            notes.append(f"{name} {address} is not served: minisched has no health or metrics port")
     if config.parallelism != 16:
         notes.append(
             f"parallelism {config.parallelism} is not applied: Filter and Score run one node "
