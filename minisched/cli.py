@@ -115,7 +115,26 @@ def step_configuration(step: steps.Step, args: argparse.Namespace) -> Any | None
     err = validation.validate_kube_scheduler_configuration(cfg)
     if err is not None:
         raise BadConfiguration(f"{path}: invalid KubeSchedulerConfiguration: {err}")
+    _build_profiles(step, cfg, path)
     return cfg
+
+
+def _build_profiles(step: steps.Step, cfg: Any, path: str) -> None:
+    """Build each profile's framework once, offline, as kube-scheduler does before it writes
+    the configuration or connects anywhere: a plugin that does not exist, or args a plugin
+    refuses, is a BadConfiguration here rather than after the cluster is reached."""
+    from .clock import Clock
+
+    runtime = importlib.import_module(f"{step.package}.runtime")
+    registry = importlib.import_module(f"{step.package}.plugins").new_registry()
+    for profile in cfg.profiles:
+        try:
+            runtime.Framework(registry, profile, Clock())
+        except ValueError as e:
+            raise BadConfiguration(
+                f"{path}: couldn't create scheduler: initializing profiles: creating profile "
+                f"for scheduler name {profile.scheduler_name}: {e}"
+            ) from None
 
 
 def write_config(step: steps.Step, cfg: Any, to: str) -> None:
@@ -137,6 +156,8 @@ def cluster_of(args: argparse.Namespace, cfg: Any | None) -> list[str]:
     from_file = cfg.client_connection.kubeconfig if cfg is not None else ""
     if not from_file:
         return []
+    if getattr(args, "embedded", False):
+        return [f"--embedded wins over clientConnection.kubeconfig {from_file} of the file"]
     if args.kubeconfig and args.kubeconfig != from_file:
         return [
             f"--kubeconfig {args.kubeconfig} wins over clientConnection.kubeconfig {from_file} "

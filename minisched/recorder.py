@@ -34,6 +34,8 @@ step may record:
 ``preempted``    pod, by, node: the pod was evicted to make room for ``by``
 ``bound``        pod, node: the binding was accepted by the API server
 ``error``        pod, message: anything else that went wrong for the pod
+``extender``     pod, extender, verb, seconds (error): one call to an extender and how long it
+                 took, timed by the scheduler itself (step 15 on)
 ``say``          line: a line of the scenario's own (``Report.say``)
 ===============  ===========================================================================
 """

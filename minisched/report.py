@@ -291,6 +291,11 @@ class Report:
             return f"preempted {pod} on {f['node']}, for {f['by']}: deleted, gracefully"
         if event == "bound":
             return f"bound    {pod} -> {f['node']}{_profile(view)}"
+        if event == "extender":
+            # The scheduler's own timing of the call: what the webhook costs each pod.
+            took = f"{float(f['seconds']) * 1000:.1f} ms"
+            failed = f", failed: {f['error']}" if f.get("error") else ""
+            return f"extender {pod}: {f['verb']} took {took} ({f['extender']}){failed}"
         if event == "error":
             return f"error    {pod}: {f['message']}"
         return ""

@@ -41,7 +41,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -110,13 +111,26 @@ def new_scheduler(
     return scheduler
 
 
-def scenario_config(step: steps.Step) -> Any | None:
+# Where a scenario's CONFIG names the sample extender's URL (step 15 on); the runner starts
+# the extender and writes its URL there.
+EXTENDER_URL = "{extender}"
+# What --write-config-to shows for it, the run not having started one.
+EXTENDER_URL_SHOWN = "http://127.0.0.1:8888"
+
+
+def scenario_config(step: steps.Step, extender_url: str = EXTENDER_URL_SHOWN) -> Any | None:
     """The configuration the step's scenario runs with (``CONFIG`` in ``scenarios/stepN.py``,
     from step 14), decoded and defaulted by the step; None without one."""
     text = getattr(importlib.import_module(step.scenario), "CONFIG", None)
     if text is None or not has_setting(step, "config"):
         return None
+    text = text.replace(EXTENDER_URL, extender_url)
     return importlib.import_module(f"{step.package}.config").load_config(text)
+
+
+def wants_extender(step: steps.Step) -> bool:
+    """Whether the step's scenario runs with the sample extender."""
+    return EXTENDER_URL in getattr(importlib.import_module(step.scenario), "CONFIG", "")
 
 
 def configuration(step: steps.Step, args: argparse.Namespace) -> Any | None:
@@ -233,10 +247,12 @@ def run_step(
     step = steps.choose(number)
     scenario_module = importlib.import_module(step.scenario)
     options = dict(options or {})
-    if "config" not in options and (cfg := scenario_config(step)) is not None:
-        options["config"] = cfg
     report = report or Report()
-    with cluster.connect(kubeconfig, context, embedded=embedded) as c:
+    with cluster.connect(kubeconfig, context, embedded=embedded) as c, _extender(step, c) as ext:
+        if "config" not in options and ext is not None:
+            options["config"] = scenario_config(step, ext.url)
+        elif "config" not in options and (cfg := scenario_config(step)) is not None:
+            options["config"] = cfg
         report.console.print(f"step {number}: {step.title} ({step.adds})", highlight=False)
         report.console.print(f"using the {c.describe()}, seed {seed}", highlight=False)
         scheduler = new_scheduler(
@@ -261,6 +277,7 @@ def run_step(
                 wait_for_cache=_cache_probe(scheduler, c),
                 report=report,
             )
+            scenario.extender = ext
             reachable = True
             try:
                 with scenario:
@@ -298,6 +315,23 @@ def run_step(
     if page is None:
         _print_summary(report, number, bindings, nodes)
     return Result(step, bindings, report)
+
+
+@contextmanager
+def _extender(step: steps.Step, c: cluster.Cluster) -> Iterator[Any]:
+    """The sample extender, on a free port, for a scenario that configures it (binding in the
+    run's cluster); stopped with the run. None for the others."""
+    if not wants_extender(step):
+        yield None
+        return
+    from . import sample_extender
+
+    server = sample_extender.serve(0, c.kubeconfig, c.context)
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _node_resources(scheduler: StepScheduler) -> list[NodeResources]:

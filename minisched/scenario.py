@@ -88,6 +88,8 @@ class Scenario:
         self.pods: list[str] = []
         self._kubelets: list[FakeKubelet] = []
         self._priority_classes: list[str] = []
+        # The sample extender the runner started for the scenario (step 15 on), or None.
+        self.extender: Any = None
         # (kind, name) -> the resourceVersion this run's last write of that node or pod
         # returned: scheduler_has_seen waits for that version, not only for the name.
         self._written: dict[tuple[str, str], str] = {}

@@ -143,6 +143,12 @@ STEPS: tuple[Step, ...] = (
         "KubeSchedulerConfiguration and profiles",
         "--config: the file kube-scheduler reads; profiles, plugin sets, multiPoint, plugin args",
     ),
+    Step(
+        15,
+        "extender",
+        "The Extender",
+        "a scheduler extended over HTTP: filter, prioritize, preempt and bind webhooks",
+    ),
 )
 
 

@@ -166,14 +166,18 @@ def only_on(node: str) -> client.V1Affinity:
     )
 
 
-def kube_scheduler_probe(api: client.ApiClient, scheduler_name: str) -> Callable[..., bool]:
+def kube_scheduler_probe(
+    api: client.ApiClient, scheduler_name: str, kube_log: KubeSchedulerLog | None = None
+) -> Callable[..., bool]:
     """A ``Scenario(wait_for_cache=...)`` for kube-scheduler (its profile ``scheduler_name``),
     whose informers this process cannot look into: for each node, a pod of that profile's
     allowed on that node only,
     tolerating every taint and requesting nothing. Bound, it shows kube-scheduler has the node
     with its status (without one, allocatable pods is 0 and no pod fits); the probes are then
     deleted, on the pod watch, before any pod of the test is created. In a namespace of its
-    own, so that the scenario's pods are the only ones in its namespace."""
+    own, so that the scenario's pods are the only ones in its namespace. With its log
+    (``kube_log``), also waits until its cache has let the probes go (see KubeSchedulerLog):
+    they request nothing, but score as 100m CPU and 200Mi."""
 
     def wait(
         kind: str,
@@ -188,9 +192,60 @@ def kube_scheduler_probe(api: client.ApiClient, scheduler_name: str) -> Callable
             for node in names:
                 p.create_pod(f"probe-{node}", tolerations=[TOLERATE_ALL], affinity=only_on(node))
             pods = p.wait_for(lambda pods: all(bound(pods.get(f"probe-{n}")) for n in names))
-            return all(bound(pods.get(f"probe-{n}")) for n in names)
+            probes = [f"{p.namespace}/probe-{n}" for n in names]
+        seen = all(bound(pods.get(f"probe-{n}")) for n in names)
+        if seen and kube_log is not None:
+            return kube_log.wait_deleted(probes)
+        return seen
 
     return wait
+
+
+# kube-scheduler at -v=3 and above: its cache's handler logs each deletion of a bound pod
+# (eventhandlers.go, deletePodFromCache) before it removes the pod.
+DELETE_LINE = re.compile(r'"Delete event for scheduled pod" pod="(?P<pod>[^"]+)"')
+
+
+class KubeSchedulerLog:
+    """kube-scheduler's log, read as it grows, for the bound pods its cache saw deleted.
+
+    Why: kube-scheduler's pod informer hands each event to two handlers, each on a goroutine
+    of its own (client-go's processorListener): the cache's (bound pods) and the queue's (its
+    own pending pods). The deletion of a bound twin and the creation of kube-scheduler's pod
+    right after it reach the two in that order, but nothing orders the goroutines: its
+    scheduling cycle can start before the cache has let the twin go, and see the twin still
+    on its node (seen here: "Attempting to schedule pod" logged before that twin's "Delete
+    event for scheduled pod"). Waiting for that line before creating kube-scheduler's pod
+    orders them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.deleted: set[str] = set()
+        self._offset = 0
+        self._partial = b""
+
+    def _read(self) -> None:
+        with self.path.open("rb") as f:
+            f.seek(self._offset)
+            data = f.read()
+        self._offset += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            if m := DELETE_LINE.search(line.decode(errors="replace")):
+                self.deleted.add(m["pod"])
+
+    def wait_deleted(self, pods: Iterable[str], timeout: float = TIMEOUT) -> bool:
+        """Until the log shows each pod ("namespace/name") deleted from kube-scheduler's cache;
+        False if ``timeout`` passes first. Polls the file every few milliseconds."""
+        wanted = set(pods)
+        deadline = time.monotonic() + timeout
+        while True:
+            self._read()
+            if wanted <= self.deleted:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)  # the pace of the polling: the wait is for the lines
 
 
 def informer_probe(sched: Any) -> Callable[..., bool]:
@@ -696,10 +751,14 @@ def play_twins(
     once every pod is decided).
 
     Waiting: both schedulers watch all pods on one watch each, so whatever was written to pods
-    before a pod is created is seen before that pod is. Nodes come on another watch: the
-    step's node informer is waited on, and kube-scheduler binds a probe pod per node
-    (``kube_scheduler_probe``)."""
+    before a pod is created is seen before that pod is. The step's handlers run one after the
+    other on its informer's thread; kube-scheduler's cache and queue handle those events on
+    goroutines of their own: with its log (``reference.log``), the deletion of a bound twin
+    (and of the probes) is waited for there (KubeSchedulerLog) before its pod is created.
+    Nodes come on another watch: the step's node informer is waited on, and kube-scheduler
+    binds a probe pod per node (``kube_scheduler_probe``)."""
     kube = f"kube-scheduler {reference.version}"
+    kube_log = KubeSchedulerLog(reference.log) if reference.log is not None else None
     rows: list[Row] = []
     with Scenario(
         api,
@@ -718,7 +777,7 @@ def play_twins(
         names = [name for name, _ in nodes]
         ours.scheduler_has_seen("node", names)
         step_has_seen = informer_probe(sched)
-        probe = kube_scheduler_probe(api, reference.scheduler_name)
+        probe = kube_scheduler_probe(api, reference.scheduler_name, kube_log)
         assert probe("node", names), f"{kube} never saw the nodes"
 
         for i, spec in enumerate(specs):
@@ -733,6 +792,10 @@ def play_twins(
                 f"{our_pod} bound to {our.spec.node_name}, selected {ours_decided.node}"
             )
             ours.delete_pod(our_pod)
+            if kube_log is not None and our.spec.node_name:
+                # Its cache must have let the bound twin go (see KubeSchedulerLog).
+                twin = f"{ours.namespace}/{our_pod}"
+                assert kube_log.wait_deleted([twin]), f"{kube} never logged {twin} deleted"
             # Then kube-scheduler's pod: its pod watch brings the twin's deletion first, so it
             # decides from the same state. Bound, it stays, for both schedulers' next pods.
             theirs.create_pod(their_pod, **spec)

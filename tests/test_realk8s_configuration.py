@@ -34,6 +34,8 @@ The two files differ from step 14's only in the profile's schedulerName: step 14
 random pod is created twice, as test_realk8s_constraints.py does (``play_twins``): first as
 step 14's twin (schedulerName ``side-by-side``), decided, recorded and deleted, then as the
 reference's pod, which stays where it binds. The twins differ only in their schedulerName.
+Before the reference's pod is created, its log must show its cache let the bound twin go
+(``KubeSchedulerLog``: its cache and its queue handle pod events on goroutines of their own).
 
 Both references run at ``-v=10``, where they log each node's weighted score per plugin. The
 scores of TaintToleration, NodeAffinity and NodeResourcesFit (and, against v1.23,
@@ -108,7 +110,7 @@ VARIANTS: dict[str, str] = {
 # The random streams: their seeds, and how many pods each creates (the same for every file).
 SEED = 1436
 PODS = 25
-V1_23_SEED = 2314
+V1_23_SEED = 2317
 V1_23_PODS = 40
 
 

@@ -1,4 +1,5 @@
-"""kube-scheduler v1.23's configuration test tables, ported case by case, run against step 14.
+"""kube-scheduler v1.23's configuration test tables, ported case by case, run against every step
+from 14 on (ids ``step<N>/...``).
 
 Ported from QuarfotPrice/sched.dev@448ef7a3cea647dce342c869b72c2c3483cf1c1f, a copy of the
 scheduler tree of kubernetes v1.23.4 (its defaults.go, default_plugins.go and validation.go are
@@ -16,16 +17,20 @@ v1.23.10's, as kubernetes-sigs/scheduler-plugins v0.23.10 vendors them):
 The ids are ``<upstream test>/<case name>``, prefixed with the version where upstream has one
 table per version (``v1beta3/TestSchedulerDefaults/empty config``).
 
+The tables are written with step 14's types, and each test converts them to its step's
+(``in_step``: the same dataclasses, by module and name).
+
 How the cases are restricted: upstream's default profiles and default args name every in-tree
-plugin; step 14's name only its own (``STEP_PLUGINS``), so each expected profile here is
+plugin; the steps name only their own (``STEP_PLUGINS``), so each expected profile here is
 upstream's with the other plugins, and their args (InterPodAffinityArgs, PodTopologySpreadArgs,
 VolumeBindingArgs), left out. The defaulting functions of those args are ported all the same
 (the args of a plugin the step lacks are defaulted and kept), so their TestPluginArgsDefaults
 cases run. The versioned objects are dicts of their JSON fields (a Go nil is a missing key),
 durations in nanoseconds, as ``config.set_defaults_kube_scheduler_configuration`` takes them.
 
-xfail (strict), with the reason: the cases that set feature gates (not implemented), and
-validation's extender cases (not implemented: step 15). Left out: TestCodecsDecodePluginConfig's
+xfail (strict), with the reason: the cases that set feature gates (not implemented), and, for
+step 14, validation's extender cases (extenders came with step 15). Left out:
+TestCodecsDecodePluginConfig's
 successful cases and TestCodecsEncodePluginConfig (tests/test_config_files.py checks decoding
 and encoding against the real binary instead).
 """
@@ -33,10 +38,13 @@ and encoding against the real binary instead).
 from __future__ import annotations
 
 import copy
+import dataclasses
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from _pytest.mark import ParameterSet
 
 from steps.step14 import config
 from steps.step14.config import (
@@ -53,9 +61,11 @@ from steps.step14.config import (
     VersionedArgs,
 )
 from steps.step14.plugins.defaultpreemption import DefaultPreemptionArgs
-from steps.step14.validation import validate_kube_scheduler_configuration
+from tests.conftest import built_steps, step_module
 
-# The in-tree plugins step 14 has.
+STEPS = built_steps(14)
+
+# The in-tree plugins the steps have.
 STEP_PLUGINS = frozenset(
     {
         "PrioritySort",
@@ -70,7 +80,40 @@ STEP_PLUGINS = frozenset(
 )
 
 NOT_IMPLEMENTED_FEATURE_GATES = "Not implemented: feature gates (v1.23's defaults are fixed)"
-NOT_IMPLEMENTED_EXTENDERS = "Not implemented: extenders (step 15): validateExtenders is a stub"
+NOT_IMPLEMENTED_EXTENDERS = "Not implemented in step 14: extenders (step 15)"
+
+
+def in_step(value: Any, step: int) -> Any:
+    """``value``, built with step 14's types, with the step's own types: every dataclass of a
+    ``steps.step14`` module becomes the class of the same name in the step's module."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        module = type(value).__module__.replace("steps.step14.", f"steps.step{step}.", 1)
+        cls = getattr(importlib.import_module(module), type(value).__name__)
+        fields = dataclasses.fields(value)
+        return cls(**{f.name: in_step(getattr(value, f.name), step) for f in fields if f.init})
+    if isinstance(value, list):
+        return [in_step(v, step) for v in value]
+    if isinstance(value, tuple):
+        return tuple(in_step(v, step) for v in value)
+    if isinstance(value, dict):
+        return {k: in_step(v, step) for k, v in value.items()}
+    return value
+
+
+def per_step(
+    params: list[ParameterSet], step_marks: Callable[[int, str], list[Any]] | None = None
+) -> list[ParameterSet]:
+    """Each case once per step, the step first among its values, id ``step<N>/<case id>``."""
+    return [
+        pytest.param(
+            step,
+            *param.values,
+            id=f"step{step}/{param.id}",
+            marks=[*param.marks, *(step_marks(step, param.id or "") if step_marks else [])],
+        )
+        for step in STEPS
+        for param in params
+    ]
 
 
 def only_step_plugins(plugins: list[Plugin]) -> list[Plugin]:
@@ -113,22 +156,26 @@ def v1beta3_default_plugins() -> Plugins:
 
 
 @pytest.mark.parametrize(
-    "features,want",
-    [
-        pytest.param({}, V1BETA3_MULTI_POINT, id="TestApplyFeatureGates/Feature gates disabled"),
-        pytest.param(
-            {"DefaultPodTopologySpread": False},
-            [*V1BETA3_MULTI_POINT, p("SelectorSpread", 1)],
-            id="TestApplyFeatureGates/DefaultPodTopologySpread disabled",
-            marks=pytest.mark.xfail(strict=True, reason=NOT_IMPLEMENTED_FEATURE_GATES),
-        ),
-    ],
+    "step,features,want",
+    per_step(
+        [
+            pytest.param(
+                {}, V1BETA3_MULTI_POINT, id="TestApplyFeatureGates/Feature gates disabled"
+            ),
+            pytest.param(
+                {"DefaultPodTopologySpread": False},
+                [*V1BETA3_MULTI_POINT, p("SelectorSpread", 1)],
+                id="TestApplyFeatureGates/DefaultPodTopologySpread disabled",
+                marks=pytest.mark.xfail(strict=True, reason=NOT_IMPLEMENTED_FEATURE_GATES),
+            ),
+        ]
+    ),
 )
-def test_apply_feature_gates(features: dict[str, bool], want: list[Plugin]) -> None:
+def test_apply_feature_gates(step: int, features: dict[str, bool], want: list[Plugin]) -> None:
     if features:
         pytest.fail("feature gates cannot be set")
-    got = config.get_default_plugins(V1BETA3)
-    assert got == Plugins(multi_point=PluginSet(enabled=only_step_plugins(want)))
+    got = step_module(step, "config").get_default_plugins(V1BETA3)
+    assert got == in_step(Plugins(multi_point=PluginSet(enabled=only_step_plugins(want))), step)
 
 
 # --- TestMergePlugins (v1beta3, v1beta2) --------------------------------------------------------
@@ -256,22 +303,36 @@ def without_disabled(plugins: Plugins) -> Plugins:
 
 
 @pytest.mark.parametrize(
-    "custom,default,want",
-    [pytest.param(c, d, w, id=f"v1beta3/TestMergePlugins/{n}") for n, c, d, w in MERGE_CASES],
+    "step,custom,default,want",
+    per_step(
+        [pytest.param(c, d, w, id=f"v1beta3/TestMergePlugins/{n}") for n, c, d, w in MERGE_CASES]
+    ),
 )
-def test_merge_plugins_v1beta3(custom: Plugins | None, default: Plugins, want: Plugins) -> None:
-    assert config.merge_plugins(default, custom, V1BETA3) == want
+def test_merge_plugins_v1beta3(
+    step: int, custom: Plugins | None, default: Plugins, want: Plugins
+) -> None:
+    merged = step_module(step, "config").merge_plugins(
+        in_step(default, step), in_step(custom, step), V1BETA3
+    )
+    assert merged == in_step(want, step)
 
 
 @pytest.mark.parametrize(
-    "custom,default,want",
-    [
-        pytest.param(c, d, without_disabled(w), id=f"v1beta2/TestMergePlugins/{n}")
-        for n, c, d, w in MERGE_CASES[:8]
-    ],
+    "step,custom,default,want",
+    per_step(
+        [
+            pytest.param(c, d, without_disabled(w), id=f"v1beta2/TestMergePlugins/{n}")
+            for n, c, d, w in MERGE_CASES[:8]
+        ]
+    ),
 )
-def test_merge_plugins_v1beta2(custom: Plugins | None, default: Plugins, want: Plugins) -> None:
-    assert config.merge_plugins(default, custom, V1BETA2) == want
+def test_merge_plugins_v1beta2(
+    step: int, custom: Plugins | None, default: Plugins, want: Plugins
+) -> None:
+    merged = step_module(step, "config").merge_plugins(
+        in_step(default, step), in_step(custom, step), V1BETA2
+    )
+    assert merged == in_step(want, step)
 
 
 # --- TestSchedulerDefaults (v1beta3, v1beta2) -----------------------------------------------
@@ -337,7 +398,7 @@ def v1beta2_default_plugins() -> Plugins:
 
 
 def plugin_configs(version: str) -> list[dict[str, Any]]:
-    """Upstream's pluginConfigs, restricted to step 14's plugins (InterPodAffinity,
+    """Upstream's pluginConfigs, restricted to the steps' plugins (InterPodAffinity,
     PodTopologySpread and VolumeBinding are not enabled, so get no default args)."""
     two = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
     return [
@@ -460,12 +521,15 @@ def scheduler_defaults_cases(version: str) -> list[Any]:
 
 
 @pytest.mark.parametrize(
-    "version,given,want", scheduler_defaults_cases(V1BETA3) + scheduler_defaults_cases(V1BETA2)
+    "step,version,given,want",
+    per_step(scheduler_defaults_cases(V1BETA3) + scheduler_defaults_cases(V1BETA2)),
 )
-def test_scheduler_defaults(version: str, given: dict[str, Any], want: dict[str, Any]) -> None:
+def test_scheduler_defaults(
+    step: int, version: str, given: dict[str, Any], want: dict[str, Any]
+) -> None:
     obj = copy.deepcopy(given)
-    config.set_defaults_kube_scheduler_configuration(obj, version)
-    assert obj == want
+    step_module(step, "config").set_defaults_kube_scheduler_configuration(obj, version)
+    assert obj == in_step(want, step)
 
 
 # --- TestPluginArgsDefaults (v1beta3; v1beta2's table is the same) ------------------------------
@@ -615,21 +679,26 @@ ARGS_DEFAULTS_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str | 
 
 
 @pytest.mark.parametrize(
-    "kind,given,want",
-    [
-        pytest.param(
-            kind,
-            given,
-            want,
-            id=f"TestPluginArgsDefaults/{name}",
-            marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [],
-        )
-        for name, kind, given, want, reason in ARGS_DEFAULTS_CASES
-    ],
+    "step,kind,given,want",
+    per_step(
+        [
+            pytest.param(
+                kind,
+                given,
+                want,
+                id=f"TestPluginArgsDefaults/{name}",
+                marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [],
+            )
+            for name, kind, given, want, reason in ARGS_DEFAULTS_CASES
+        ]
+    ),
 )
-def test_plugin_args_defaults(kind: str, given: dict[str, Any], want: dict[str, Any]) -> None:
-    args = VersionedArgs(kind, V1BETA3, copy.deepcopy(given))
-    config.default_args(args)
+def test_plugin_args_defaults(
+    step: int, kind: str, given: dict[str, Any], want: dict[str, Any]
+) -> None:
+    step_config = step_module(step, "config")
+    args = step_config.VersionedArgs(kind, V1BETA3, copy.deepcopy(given))
+    step_config.default_args(args)
     assert args.fields == want
 
 
@@ -675,9 +744,30 @@ def valid_config(version: str) -> KubeSchedulerConfiguration:
                 ),
             ),
         ],
-        # Not implemented: extenders are kept as the file's dicts.
+        # As the file's dicts, as step 14 keeps them; ``config_in_step`` makes them the
+        # step's Extenders from step 15 on.
         extenders=[{"prioritizeVerb": "prioritize", "weight": 1}],
     )
+
+
+def config_in_step(cfg: KubeSchedulerConfiguration, step: int) -> Any:
+    """``cfg`` with the step's types; its extenders as the step's Extender where it has one."""
+    out = in_step(cfg, step)
+    step_config = step_module(step, "config")
+    if hasattr(step_config, "Extender"):
+        out.extenders = [
+            step_config.Extender(
+                prioritize_verb=e.get("prioritizeVerb", ""),
+                weight=e.get("weight", 0),
+                bind_verb=e.get("bindVerb", ""),
+                managed_resources=[
+                    step_config.ExtenderManagedResource(r["name"], r["ignoredByScheduler"])
+                    for r in e.get("managedResources", [])
+                ],
+            )
+            for e in out.extenders
+        ]
+    return out
 
 
 def set_parallelism(c: KubeSchedulerConfiguration) -> None:
@@ -743,7 +833,7 @@ def invalid_node_percentage(c: KubeSchedulerConfiguration) -> None:
 
 
 def invalid_plugin_args(c: KubeSchedulerConfiguration) -> None:
-    # Upstream: an InterPodAffinityArgs, which step 14 keeps as a plain dict of its fields.
+    # Upstream: an InterPodAffinityArgs, which the steps keep as a plain dict of its fields.
     c.profiles[0].plugin_config = [PluginConfig("DefaultPreemption", {})]
 
 
@@ -802,15 +892,19 @@ def validation_cases() -> list[Any]:
         ("TestValidateKubeSchedulerConfigurationV1beta3", V1BETA3),
     ):
         for name, mutate, fails in VALIDATION_SCENARIOS:
-            marks = []
-            if name.startswith("extender-"):
-                marks = [pytest.mark.xfail(strict=True, reason=NOT_IMPLEMENTED_EXTENDERS)]
-            out.append(pytest.param(version, mutate, fails, id=f"{test}/{name}", marks=marks))
-    return out
+            out.append(pytest.param(version, mutate, fails, id=f"{test}/{name}"))
+
+    def extenders_in_step_15(step: int, case_id: str) -> list[Any]:
+        if step < 15 and "/extender-" in case_id:
+            return [pytest.mark.xfail(strict=True, reason=NOT_IMPLEMENTED_EXTENDERS)]
+        return []
+
+    return per_step(out, extenders_in_step_15)
 
 
-@pytest.mark.parametrize("version,mutate,expected_to_fail", validation_cases())
+@pytest.mark.parametrize("step,version,mutate,expected_to_fail", validation_cases())
 def test_validate_kube_scheduler_configuration(
+    step: int,
     version: str,
     mutate: Callable[[KubeSchedulerConfiguration], None] | None,
     expected_to_fail: bool,
@@ -818,7 +912,8 @@ def test_validate_kube_scheduler_configuration(
     cfg = valid_config(version)
     if mutate is not None:
         mutate(cfg)
-    errs = validate_kube_scheduler_configuration(cfg)
+    validation = step_module(step, "validation")
+    errs = validation.validate_kube_scheduler_configuration(config_in_step(cfg, step))
     assert (errs is not None) == expected_to_fail, str(errs)
 
 
@@ -880,19 +975,22 @@ profiles:
 
 
 @pytest.mark.parametrize(
-    "data,want",
-    [
-        pytest.param(
-            data.format(version=version),
-            want,
-            id=f"TestCodecsDecodePluginConfig/{name.format(version=version)}"
-            + ("" if "{version}" in name else f" ({version})"),
-        )
-        for version in ("v1beta2", "v1beta3")
-        for name, data, want in DECODE_ERROR_CASES
-    ],
+    "step,data,want",
+    per_step(
+        [
+            pytest.param(
+                data.format(version=version),
+                want,
+                id=f"TestCodecsDecodePluginConfig/{name.format(version=version)}"
+                + ("" if "{version}" in name else f" ({version})"),
+            )
+            for version in ("v1beta2", "v1beta3")
+            for name, data, want in DECODE_ERROR_CASES
+        ]
+    ),
 )
-def test_codecs_decode_plugin_config_errors(data: str, want: str) -> None:
-    with pytest.raises(config.ConfigError) as e:
-        config.load_config(data)
+def test_codecs_decode_plugin_config_errors(step: int, data: str, want: str) -> None:
+    step_config = step_module(step, "config")
+    with pytest.raises(step_config.ConfigError) as e:
+        step_config.load_config(data)
     assert str(e.value) == want

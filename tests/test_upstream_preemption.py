@@ -1,4 +1,4 @@
-"""kube-scheduler v1.23's own preemption tests, case by case, run against steps 11 and 12.
+"""kube-scheduler v1.23's own preemption tests, case by case, run against every step from 11.
 
 Ported from kubernetes v1.23.x (the copy of v1.23.4's scheduler vendored into
 QuarfotPrice/sched.dev@bd78f932b5685f63c0bbe4aeffd822663695557b, whose default_preemption.go
@@ -29,6 +29,12 @@ a stale nomination is cleared): issue 29's first item, fixed in steps 11 and 12.
 Pod start times are whole seconds after the epoch where upstream uses nanoseconds: only their
 order matters, and an API object's startTime has no finer resolution anyway.
 
+The cases with extenders (upstream's FakeExtender, tests/fake_extender.py, given to the
+framework as upstream's WithExtenders does) are expected failures before step 15, whose
+Evaluator is the first to call them (callExtenders). From step 14 the framework is built from a
+KubeSchedulerProfile, which also enables PrioritySort and DefaultBinder (a framework needs a
+QueueSort and a Bind plugin; upstream's st.NewFramework registers them too).
+
 Left out (they need plugins the steps never had):
 - TestDryRunPreemption/pod with anti-affinity is preempted: InterPodAffinity.
 - TestDryRunPreemption/preemption to resolve pod topology spread filter failure:
@@ -40,6 +46,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import inspect
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,11 +57,14 @@ from kubernetes import client
 
 from minisched.clock import FakeClock
 from minisched.informer import meta_namespace_key
-from tests.conftest import step_module
-from tests.fakes import FakeCoreV1Api, FakeEventRecorder, ListRecorder
+from tests import fake_extender as fe
+from tests.conftest import built_steps, step_module
+from tests.fakes import FakeCoreV1Api, FakeEventRecorder, ListRecorder, configured
 
-STEPS = [11, 12]  # the step that brings preemption, and the last
+STEPS = built_steps(11)  # from the step that brings preemption
 step_param = pytest.mark.parametrize("step", STEPS, ids=lambda n: f"step{n}")
+# The step whose Evaluator calls the extenders.
+EXTENDER_STEP = 15
 
 NEG_PRIORITY, LOW_PRIORITY, MID_PRIORITY, HIGH_PRIORITY, VERY_HIGH_PRIORITY = (
     -100,
@@ -95,7 +105,7 @@ EXTENDERS = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
     reason="Not implemented: extenders (which may narrow the candidates upstream) "
-    "(steps/step11/preemption.py)",
+    "(steps/step11/preemption.py; step 15 calls them)",
 )
 PDBS = pytest.mark.xfail(
     strict=True,
@@ -103,6 +113,25 @@ PDBS = pytest.mark.xfail(
     reason="Simplified: no PDB is read (``pdbs`` is always empty), so every pod is "
     "non-violating (steps/step11/plugins/defaultpreemption.py)",
 )
+
+
+def per_step(params: Sequence[Any]) -> list[Any]:
+    """Each case on every step, as ``@step_param`` would make them (ids ``<case>-stepN``), but
+    the EXTENDERS mark only on the steps before EXTENDER_STEP."""
+    return [
+        pytest.param(
+            step,
+            *p.values,
+            id=f"{p.id}-step{step}",
+            marks=[m for m in p.marks if not (m is EXTENDERS and step >= EXTENDER_STEP)],
+        )
+        for p in params
+        for step in STEPS
+    ]
+
+
+# A case's extenders, built for the step's framework module: each case gets new ones.
+Extenders = Callable[[Any], list[Any]]
 
 
 # --- objects (upstream: st.MakePod, st.MakeNode) --------------------------------------------
@@ -244,18 +273,26 @@ def harness(
     nodes: Sequence[client.V1Node] = (),
     listed: Sequence[client.V1Pod] = (),
     offsets: Sequence[int] = (),
+    extenders: Sequence[Any] = (),
 ) -> Harness:
     """A framework with these plugins over a snapshot of ``pods`` on ``nodes``; ``listed``
-    are the pods its pod lister knows."""
+    are the pods its pod lister knows; ``extenders`` are given to the steps whose framework
+    takes them (upstream: WithExtenders), and left out before."""
     runtime = step_module(step, "runtime")
     snapshot = new_snapshot(step, pods, nodes)
     store = Store(*listed)
     fake_client = FakeCoreV1Api()
     events = FakeEventRecorder()
-    profile = runtime.Plugins(
-        pre_filter=[runtime.EnabledPlugin(n) for n in pre_filter],
-        filter=[runtime.EnabledPlugin(n) for n in filter],
-    )
+    options: dict[str, Any] = {}
+    if "extenders" in inspect.signature(runtime.Framework).parameters:
+        options["extenders"] = list(extenders)
+    if configured(step):
+        registry, profile = _profile(step, registry, pre_filter, filter)
+    else:
+        profile = runtime.Plugins(
+            pre_filter=[runtime.EnabledPlugin(n) for n in pre_filter],
+            filter=[runtime.EnabledPlugin(n) for n in filter],
+        )
     fwk = runtime.Framework(
         registry,
         profile,
@@ -267,6 +304,7 @@ def harness(
         pod_lister=lambda: store,
         pod_nominator=step_module(step, "scheduling_queue").Nominator(lambda: store),
         rng=ReplayedRand(offsets),
+        **options,
     )
     return Harness(
         step=step,
@@ -277,6 +315,32 @@ def harness(
         preemption=step_module(step, "preemption"),
         dp=step_module(step, "plugins.defaultpreemption"),
     )
+
+
+def _profile(
+    step: int,
+    registry: dict[str, Callable[[Any, Any], Any]],
+    pre_filter: Sequence[str],
+    filter: Sequence[str],
+) -> tuple[dict[str, Callable[[Any, Any], Any]], Any]:
+    """From step 14: the registry and a KubeSchedulerProfile with these plugins, plus
+    PrioritySort and DefaultBinder, which a framework needs."""
+    config = step_module(step, "config")
+    full = step_module(step, "plugins").new_registry()
+
+    def enabled(*names: str) -> Any:
+        return config.PluginSet(enabled=[config.Plugin(n) for n in names])
+
+    profile = config.KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=config.Plugins(
+            queue_sort=enabled("PrioritySort"),
+            pre_filter=enabled(*pre_filter),
+            filter=enabled(*filter),
+            bind=enabled("DefaultBinder"),
+        ),
+    )
+    return {**{n: full[n] for n in ("PrioritySort", "DefaultBinder")}, **registry}, profile
 
 
 def fit_registry(step: int) -> dict[str, Callable[[Any, Any], Any]]:
@@ -389,6 +453,7 @@ class PostFilterCase:
     want_code: str
     want_reasons: list[str] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
+    extenders: Extenders | None = None
 
 
 def _p(name: str, **kw: Any) -> client.V1Pod:
@@ -459,6 +524,7 @@ POST_FILTER_CASES = [
             want_result="node1",
             want_code="SUCCESS",
             offsets=[1],
+            extenders=lambda fw: [fe.FakeExtender(fw, predicates=[fe.node1_predicate_extender])],
         ),
         id="TestPostFilter/preemption result filtered out by extenders",
         marks=EXTENDERS,
@@ -542,8 +608,7 @@ POST_FILTER_CASES = [
 ]
 
 
-@step_param
-@pytest.mark.parametrize("case", POST_FILTER_CASES)
+@pytest.mark.parametrize(("step", "case"), per_step(POST_FILTER_CASES))
 def test_post_filter(step: int, case: PostFilterCase) -> None:
     fw = step_module(step, "framework")
     registry = {**fit_registry(step), "test-plugin": lambda _a, _h: ErrorOnLabelPreFilter(fw)}
@@ -556,6 +621,7 @@ def test_post_filter(step: int, case: PostFilterCase) -> None:
         nodes=case.nodes,
         listed=[case.pod, *case.pods],
         offsets=case.offsets,
+        extenders=case.extenders(fw) if case.extenders else (),
     )
     plugin = h.dp.DefaultPreemption(h.dp.DefaultPreemptionArgs(), h.fwk)
     statuses = {n: fw.Status(fw.Code[code]) for n, code in case.statuses.items()}
@@ -1260,6 +1326,7 @@ PREEMPT_CASES = [
         THREE,
         "node1",
         ["p1.1", "p1.2"],
+        None,
         id="TestPreempt/basic preemption logic",
     ),
     pytest.param(
@@ -1268,6 +1335,10 @@ PREEMPT_CASES = [
         THREE,
         "node1",
         ["p1.1", "p1.2"],
+        lambda fw: [
+            fe.FakeExtender(fw, predicates=[fe.true_predicate_extender]),
+            fe.FakeExtender(fw, predicates=[fe.node1_predicate_extender]),
+        ],
         id="TestPreempt/Scheduler extenders allow only node1, otherwise node3 would have been "
         "chosen",
         marks=EXTENDERS,
@@ -1278,6 +1349,7 @@ PREEMPT_CASES = [
         THREE,
         None,
         [],
+        lambda fw: [fe.FakeExtender(fw, predicates=[fe.false_predicate_extender])],
         id="TestPreempt/Scheduler extenders do not allow any preemption",
         marks=EXTENDERS,
     ),
@@ -1287,6 +1359,10 @@ PREEMPT_CASES = [
         THREE,
         "node1",
         ["p1.1", "p1.2"],
+        lambda fw: [
+            fe.FakeExtender(fw, predicates=[fe.error_predicate_extender], ignorable=True),
+            fe.FakeExtender(fw, predicates=[fe.node1_predicate_extender]),
+        ],
         id="TestPreempt/One scheduler extender allows only node1, the other returns error but "
         "ignorable. Only node1 would be chosen",
         marks=EXTENDERS,
@@ -1300,6 +1376,10 @@ PREEMPT_CASES = [
         ["node1", "node2"],
         "node2",
         ["p2.1"],
+        lambda fw: [
+            fe.FakeExtender(fw, predicates=[fe.node1_predicate_extender], un_interested=True),
+            fe.FakeExtender(fw, predicates=[fe.true_predicate_extender]),
+        ],
         id="TestPreempt/One scheduler extender allows only node1, but it is not interested in "
         "given pod, otherwise node1 would have been chosen",
     ),
@@ -1309,6 +1389,7 @@ PREEMPT_CASES = [
         THREE,
         None,
         [],
+        None,
         id="TestPreempt/no preempting in pod",
     ),
     pytest.param(
@@ -1317,14 +1398,15 @@ PREEMPT_CASES = [
         THREE,
         "node1",
         ["p1.1", "p1.2"],
+        None,
         id="TestPreempt/PreemptionPolicy is nil",
     ),
 ]
 
 
-@step_param
 @pytest.mark.parametrize(
-    ("preemptor", "pods", "node_names", "want", "expected_pods"), PREEMPT_CASES
+    ("step", "preemptor", "pods", "node_names", "want", "expected_pods", "extenders"),
+    per_step(PREEMPT_CASES),
 )
 def test_preempt(
     step: int,
@@ -1333,18 +1415,29 @@ def test_preempt(
     node_names: list[str],
     want: str | None,
     expected_pods: list[str],
+    extenders: Extenders | None,
 ) -> None:
     # The case's objects are changed below (nomination, deletion): work on copies.
     preemptor = copy.deepcopy(preemptor)
     pods = copy.deepcopy(pods)
+    nodes = [make_node(n, VERY_LARGE_RES) for n in node_names]
+    fakes = extenders(step_module(step, "framework")) if extenders else []
+    for fake in fakes:
+        # The extenders' own cache of the nodes, for preemption (upstream:
+        # CachedNodeNameToInfo; read only by an extender that is nodeCacheCapable).
+        for node in nodes:
+            node_info = step_module(step, "framework").NodeInfo()
+            node_info.set_node(node)
+            fake.cached_node_name_to_info[node.metadata.name] = node_info
     h = harness(
         step,
         fit_registry(step),
         pre_filter=[FIT],
         filter=[FIT],
         pods=pods,
-        nodes=[make_node(n, VERY_LARGE_RES) for n in node_names],
+        nodes=nodes,
         listed=[preemptor, *pods],
+        extenders=fakes,
     )
     plugin = h.dp.DefaultPreemption(h.dp.DefaultPreemptionArgs(), h.fwk)
     ev = h.preemption.Evaluator(h.dp.NAME, h.fwk, h.state(preemptor), plugin)

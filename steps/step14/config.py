@@ -34,7 +34,7 @@ Not implemented: the plugins this scheduler lacks (``NOT_IMPLEMENTED_PLUGINS``).
 out of the default profiles, so a pod's host ports, volumes, topology spread constraints and pod
 (anti-)affinity are ignored, no node is preferred for having the pod's images, and the written
 configuration lists none of them (nor their args). A file may name them in ``disabled``; naming
-one in ``enabled`` fails when the framework is built (``Filter plugin "X" does not exist``).
+one in ``enabled`` fails when the framework is built (``FilterPlugin "X" does not exist``).
 Not implemented: the args of those plugins (InterPodAffinityArgs, PodTopologySpreadArgs,
 VolumeBindingArgs) are checked against their schema, defaulted and kept as plain dicts of
 their fields, which ``--write-config-to`` shows; they have no effect, and nothing validates

@@ -114,8 +114,8 @@ class Scheduler:
                 )
             except ValueError as e:
                 raise ValueError(
-                    "initializing profiles: creating profile for scheduler name "
-                    f"{profile.scheduler_name}: {e}"
+                    "couldn't create scheduler: initializing profiles: creating profile for "
+                    f"scheduler name {profile.scheduler_name}: {e}"
                 ) from e
         # Validation made every profile's QueueSort the same: the first one's orders the queue.
         first = self.profiles[config.profiles[0].scheduler_name]
