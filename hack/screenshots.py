@@ -102,6 +102,8 @@ SHOTS: dict[int, Shot] = {
         "pack-c",
         (r"profile minisched-pack", r"NodeResourcesFit 75, TaintToleration 300 <- selected"),
     ),
+    # The extender: db2 filtered off node4, prioritized onto node2; the calls and their times.
+    15: Shot("db2", (r"extender http://127\.0\.0\.1:\d+ 500 <- selected", r"under maintenance")),
 }
 
 

@@ -57,7 +57,9 @@ def connection_error_reason(error: BaseException) -> str:
         if e is None or any(e is c for c in causes):
             continue
         causes.append(e)
-        todo += [getattr(e, "reason", None), e.__cause__, e.__context__]
+        # An ssl.SSLError's ``reason`` is a string, not an error: only errors are followed.
+        reason = getattr(e, "reason", None)
+        todo += [reason if isinstance(reason, BaseException) else None, e.__cause__, e.__context__]
         todo += [a for a in e.args if isinstance(a, BaseException)]
     for e in causes:
         if isinstance(e, ssl.SSLCertVerificationError):

@@ -55,6 +55,7 @@ class PodState:
     nominated: str = ""  # the node preemption nominated it to, until it is bound or gone
     preempted_by: str = ""  # a victim: the preemptor it is evicted for, until it moves
     profile: str = ""  # the profile (schedulerName) of its last attempt, from step 14
+    algorithm_seconds: float | None = None  # how long its last cycle took to choose (step 15)
 
     @property
     def queued(self) -> bool:
@@ -98,6 +99,7 @@ class PodState:
             self.scores.setdefault(f["node"], {})[str(f["plugin"])] = int(f["score"])
         elif event == "selected":
             self.selected = str(f["node"])
+            self.algorithm_seconds = f.get("seconds")
             self.among = int(f.get("among", 0))
         elif event == "permit":
             self.permit[str(f["plugin"])] = (float(f["wait"]), float(f["timeout"]))

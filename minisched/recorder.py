@@ -22,7 +22,8 @@ step may record:
                  how many feasible nodes were enough (numFeasibleNodesToFind)
 ``prescore``     pod, plugin, key, data: what a PreScore plugin wrote to CycleState
 ``score``        pod, node, plugin, score: a Score plugin's final (normalised, weighted) score
-``selected``     pod, node, among (step 1: how many nodes the random pick was among)
+``selected``     pod, node, among (step 1: how many nodes the random pick was among),
+                 seconds (step 15 on: how long the cycle took to choose)
 ``permit``       pod, plugin, wait, timeout: a Permit plugin holds the pod for ``wait`` seconds
 ``assumed``      pod, node: the scheduler cache counts the pod on the node before it is bound
 ``forgotten``    pod, node: after a failure, Unreserve ran and the cache forgot the assumed pod

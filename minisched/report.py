@@ -271,7 +271,9 @@ class Report:
         if event == "unschedulable":
             return f"pending  {pod}: {f['message']}{_profile(view)}"
         if event == "assumed":
-            return f"assumed  {pod} -> {f['node']}"
+            took = view.algorithm_seconds
+            chosen = f" (chosen in {took * 1000:.1f} ms)" if took is not None else ""
+            return f"assumed  {pod} -> {f['node']}{chosen}"
         if event == "forgotten":
             return f"forgot   {pod} on {f['node']}: Unreserve ran, the cache no longer counts it"
         if event == "waiting":

@@ -409,8 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write_config_to:
         write_config(step, cfg, args.write_config_to)
         return 0
-    if cfg is not None:
-        options["config"] = cfg
+    if args.config is not None:
+        options["config"] = cfg  # the scenario's own is loaded by run_step, with its extender
     _story_over.clear()
     _closed_page.clear()
     _watch_sigint()

@@ -6,7 +6,7 @@ and bind, weight 5, for the pods that ask for ``example.com/fast-disk`` only
 (``managedResources``; ``ignoredByScheduler``: NodeResourcesFit leaves that resource to the
 extender).
 
-Four nodes: node1 (4 CPU), node2 (6 CPU), node3 (8 CPU) and node4 (16 CPU, labelled
+Four nodes: node1 (2 CPU), node2 (6 CPU), node3 (8 CPU) and node4 (16 CPU, labelled
 ``example.com/maintenance=true``). The pods, each bound before the next is created:
 
 - web (1 CPU) does not ask for fast-disk: the extender is not called; node4, the emptiest,
@@ -56,7 +56,7 @@ MAINTENANCE_LABEL = "example.com/maintenance"
 
 # Node -> its CPU, in the order they are created; each has 4Gi of memory per CPU.
 NODES = {
-    "node1": 4,
+    "node1": 2,
     "node2": 6,
     "node3": 8,
     "node4": 16,

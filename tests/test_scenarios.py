@@ -228,6 +228,31 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: stranger asks for another-scheduler: no profile has it, so nobody tried it",
         ],
     ),
+    15: (
+        # The extender filters node4 out and prioritizes the node of the pod's digit; web does
+        # not ask for its resource; late1 finds it stopped.
+        lambda b: (
+            b
+            == {
+                "web": "node4",
+                "db2": "node2",
+                "cache3": "node3",
+                "batch": "node3",
+                "late1": None,
+            }
+        ),
+        [
+            "/db2: filter took ",
+            "/db2: prioritize took ",
+            "/db2: bind took ",
+            "node4 │ extender http://127.0.0.1:",
+            "NodeResourcesFit 83, TaintToleration 300, extender http://127.0.0.1:",
+            "scenario: stopped the extender",
+            '/late1: Post "http://127.0.0.1:',
+            "connect: connection refused",
+            "scenario: late1 needs the extender, which is gone: it waits",
+        ],
+    ),
 }
 
 
@@ -275,6 +300,7 @@ LAST_LINE = {
     12: "scenario: batch fits node-170x alone",
     13: "scenario: stray wants gpu's label but not its taint",
     14: "scenario: stranger asks for another-scheduler",
+    15: "scenario: late1 needs the extender, which is gone",
 }
 
 
