@@ -64,8 +64,13 @@ class ListRecorder:
         return True  # tests read every node's result
 
     def of(self, event: str) -> list[dict[str, Any]]:
+        """The fields of every ``event`` recorded, in order; without the wall-clock
+        ``seconds`` of a ``selected`` event (step 15 on): tests assert no timings."""
         with self._lock:
-            return [f for e, f in self.events if e == event]
+            found = [f for e, f in self.events if e == event]
+        if event == "selected":
+            found = [{k: v for k, v in f.items() if k != "seconds"} for f in found]
+        return found
 
 
 class FakeCoreV1Api:

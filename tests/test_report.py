@@ -45,6 +45,26 @@ def test_plain_lines_for_the_events_of_interest() -> None:
     assert report.why("pod1", "node1") == "score 100 (S 100)"
 
 
+def test_the_profile_and_the_extenders_cost_are_said_from_step_14_and_15() -> None:
+    con, out = console(False)
+    report = Report(con, live=False)
+    report.follow("ns/pod1")
+    report.record("attempt", pod="ns/pod1", profile="pack")
+    report.record("extender", pod="ns/pod1", extender="http://x", verb="filter", seconds=0.0042)
+    report.record("selected", pod="ns/pod1", node="node1", seconds=0.0123)
+    report.record("assumed", pod="ns/pod1", node="node1")
+    report.record(
+        "extender", pod="ns/pod1", extender="http://x", verb="bind", seconds=0.5, error="boom"
+    )
+    report.record("bound", pod="ns/pod1", node="node1")
+    assert out.getvalue().splitlines() == [
+        "extender ns/pod1: filter took 4.2 ms (http://x)",
+        "assumed  ns/pod1 -> node1 (chosen in 12.3 ms)",
+        "extender ns/pod1: bind took 500.0 ms (http://x), failed: boom",
+        "bound    ns/pod1 -> node1 (profile pack)",
+    ]
+
+
 def test_live_view_shows_each_pod_in_its_queue() -> None:
     con, out = console(True)
     with Report(con, live=True) as report:
