@@ -200,6 +200,7 @@ class Scenario:
         affinity: client.V1Affinity | None = None,
         priority_class_name: str | None = None,
         requests: dict[str, str] | None = None,
+        limits: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
         scheduler_name: str | None = None,
     ) -> client.V1Pod:
@@ -208,7 +209,9 @@ class Scenario:
         container = client.V1Container(
             name="pause",
             image="registry.k8s.io/pause:3.9",
-            resources=client.V1ResourceRequirements(requests=requests) if requests else None,
+            resources=client.V1ResourceRequirements(requests=requests, limits=limits)
+            if requests or limits
+            else None,
         )
         pod = client.V1Pod(
             metadata=client.V1ObjectMeta(

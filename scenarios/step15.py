@@ -73,7 +73,10 @@ PODS = {
 
 def create_pod(s: Scenario, name: str, fast_disk: bool) -> None:
     requests = {"cpu": "1", "memory": "4Gi"} | ({FAST_DISK: "1"} if fast_disk else {})
-    s.create_pod(name, requests=requests)
+    # An extended resource cannot be overcommitted: the API server wants its limit, equal to
+    # its request.
+    limits = {FAST_DISK: "1"} if fast_disk else None
+    s.create_pod(name, requests=requests, limits=limits)
 
 
 def unschedulable(pod: Any) -> bool:
