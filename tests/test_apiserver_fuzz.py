@@ -561,6 +561,196 @@ def test_fuzz_wrong_types_in_every_field(
     check_consistent(server, official)
 
 
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+FUZZ_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "required": ["size"],
+            "properties": {
+                "size": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 9},
+                "name": {"type": "string", "maxLength": 5, "pattern": "^[a-z]*$"},
+                "color": {"type": "string", "enum": ["red", "blue"], "default": "red"},
+                "tags": {"type": "array", "maxItems": 3, "items": {"type": "string"}},
+                "res": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "anyOf": [{"type": "integer"}, {"type": "string"}],
+                        "x-kubernetes-int-or-string": True,
+                    },
+                },
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "when": {"type": "string", "format": "date-time", "nullable": True},
+                "nested": {
+                    "type": "object",
+                    "default": {},
+                    "properties": {"a": {"type": "integer", "default": 5}},
+                },
+            },
+        },
+        "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+    },
+}
+CRD_TEMPLATE = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "crdfuzzes.crdfuzz.example.com"},
+    "spec": {
+        "group": "crdfuzz.example.com",
+        "names": {"kind": "Fuzz", "plural": "crdfuzzes", "shortNames": ["fz"]},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": FUZZ_SCHEMA},
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                    {"name": "When", "type": "date", "jsonPath": ".spec.when"},
+                ],
+                "selectableFields": [{"jsonPath": ".spec.color"}],
+            }
+        ],
+    },
+}
+CR_TEMPLATE = {
+    "apiVersion": "fuzz.example.com/v1",
+    "kind": "Fuzz",
+    "metadata": {"name": "f", "labels": {"a": "b"}, "finalizers": []},
+    "spec": {
+        "size": 3,
+        "name": "ab",
+        "tags": ["x"],
+        "res": {"cpu": "1", "n": 2},
+        "free": {"k": [1, {"z": None}]},
+        "when": "2024-01-01T00:00:00Z",
+        "nested": {"a": 1},
+    },
+    "status": {"phase": "P"},
+}
+
+
+@st.composite
+def mutations(draw: st.DrawFn, template: Any) -> Any:
+    path = draw(st.sampled_from(_paths(template)))
+    value = draw(
+        st.one_of(
+            json_values,
+            st.sampled_from([[], {}, "", "x", 1, 1.5, -1, True, None, [1], ["a"], {"a": 1}]),
+        )
+    )
+    return _replace(template, path, value)
+
+
+def _served_path(crd: dict[str, Any]) -> str | None:
+    """Where a created CRD's objects live (None: nothing to address)."""
+    try:
+        spec = crd["spec"]
+        version = next(v["name"] for v in spec["versions"] if v.get("served"))
+        scope = "namespaces/default/" if spec["scope"] == "Namespaced" else ""
+        return f"/apis/{spec['group']}/{version}/{scope}{spec['names']['plural']}"
+    except (KeyError, TypeError, StopIteration):
+        return None
+
+
+def test_fuzz_custom_resource_definitions(
+    server: Server, official: client.CoreV1Api, error_log: ErrorLog
+) -> None:
+    """A CRD with one field of a random value; when it is accepted, an object of a random
+    shape against its schema, its list and Table, then its deletion."""
+
+    @SETTINGS
+    @given(doc=mutations(CRD_TEMPLATE), obj=st.one_of(mutations(CR_TEMPLATE), json_values))
+    def run(doc: Any, obj: Any) -> None:
+        answer = send(server, "POST", CRDS, json.dumps(doc).encode())
+        check_answer(answer, "POST", error_log)
+        if answer.status != 201:
+            return
+        created = json.loads(answer.body)
+        path = _served_path(created)
+        if path is not None:
+            if isinstance(obj, dict):  # of the fuzzed CRD's kind (the other test fuzzes these)
+                kind = (created["spec"].get("names") or {}).get("kind")
+                obj = {**obj, "apiVersion": path.split("/")[2] + "/" + path.split("/")[3]}
+                obj["kind"] = kind
+            body = json.dumps(obj).encode()
+            check_answer(send(server, "POST", path, body), "POST", error_log)
+            check_answer(send(server, "GET", path), "GET", error_log)
+            table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+            check_answer(send(server, "GET", path, accept=table), "GET", error_log)
+            if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict):
+                # A finalizer would hold the object, and so the CRD's deletion.
+                unhold = b'{"metadata":{"finalizers":null}}'
+                name = obj["metadata"].get("name")
+                if isinstance(name, str) and name:
+                    target = f"{path}/{quote(name, safe='')}"
+                    send(server, "PATCH", target, unhold, "application/merge-patch+json")
+        name = created["metadata"]["name"]
+        check_answer(send(server, "DELETE", f"{CRDS}/{name}"), "DELETE", error_log)
+
+    run()
+    check_consistent(server, official)
+
+
+def test_fuzz_custom_resources(
+    server: Server, official: client.CoreV1Api, error_log: ErrorLog
+) -> None:
+    """Objects of a fixed CRD with one field of a random value: created, replaced, patched
+    (merge, JSON patch, through /status), listed with selectors and as a Table."""
+    definition = json.loads(json.dumps(CRD_TEMPLATE))
+    definition["metadata"]["name"] = "fuzzes.fuzz.example.com"
+    definition["spec"].update(group="fuzz.example.com")
+    definition["spec"]["names"].update(plural="fuzzes")
+    assert send(server, "POST", CRDS, json.dumps(definition).encode()).status in (201, 409)
+    base = "/apis/fuzz.example.com/v1/namespaces/default/fuzzes"
+
+    @SETTINGS
+    @given(
+        doc=mutations(CR_TEMPLATE),
+        how=st.sampled_from(["create", "put", "merge", "json", "status", "list"]),
+    )
+    def run(doc: Any, how: str) -> None:
+        good = {**CR_TEMPLATE, "metadata": {"name": "f"}}
+        assert send(server, "POST", base, json.dumps(good).encode()).status in (201, 409)
+        current = json.loads(send(server, "GET", f"{base}/f").body)
+        body = json.dumps(doc).encode()
+        if how == "create":
+            answer, method = send(server, "POST", base, body), "POST"
+        elif how == "put":
+            if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
+                meta = {**doc["metadata"], "name": "f"}
+                meta["resourceVersion"] = current["metadata"]["resourceVersion"]
+                doc = {**doc, "metadata": meta}
+            answer = send(server, "PUT", f"{base}/f", json.dumps(doc).encode())
+            method = "PUT"
+        elif how in ("merge", "status"):
+            target = f"{base}/f" + ("/status" if how == "status" else "")
+            ctype = "application/merge-patch+json"
+            answer, method = send(server, "PATCH", target, body, ctype), "PATCH"
+        elif how == "json":
+            ops = [{"op": "replace", "path": "/spec", "value": doc}]
+            ctype = "application/json-patch+json"
+            answer = send(server, "PATCH", f"{base}/f", json.dumps(ops).encode(), ctype)
+            method = "PATCH"
+        else:
+            query = f"?fieldSelector=spec.color%3D{quote(str(doc)[:20], safe='')}"
+            answer, method = send(server, "GET", base + query), "GET"
+        check_answer(answer, method, error_log)
+        table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+        check_answer(send(server, "GET", base, accept=table), "GET", error_log)
+        # Keep the fixture object deletable: no finalizer left behind.
+        send(server, "PATCH", f"{base}/f", b'{"metadata":{"finalizers":null}}',
+             "application/merge-patch+json")  # fmt: skip
+
+    run()
+    listed = send(server, "GET", base)
+    assert listed.status == 200 and json.loads(listed.body)["kind"] == "FuzzList"
+    check_consistent(server, official)
+
+
 def test_fuzz_raw_http_garbage(
     server: Server, official: client.CoreV1Api, error_log: ErrorLog
 ) -> None:

@@ -3,9 +3,10 @@
 Upstream: ``kube-apiserver`` with etcd (``k8s.io/apiserver``, ``pkg/registry/core``). It serves
 the real REST API (discovery, legacy and aggregated; namespaces, nodes, pods with ``/status``
 and ``/binding``, the legacy ``bindings`` endpoint, core/v1 events, ``scheduling.k8s.io/v1``
-PriorityClasses with the Priority admission plugin) so the unmodified official ``kubernetes``
-client, ``kubectl`` and a real ``kube-scheduler`` work against it. The recorded exchanges in
-``tests/fixtures/conformance`` are its specification.
+PriorityClasses with the Priority admission plugin, ``apiextensions.k8s.io/v1``
+CustomResourceDefinitions and the custom resources they define) so the unmodified official
+``kubernetes`` client, ``kubectl`` and a real ``kube-scheduler`` work against it. The recorded
+exchanges in ``tests/fixtures/conformance`` are its specification.
 
 Simplified: what kube-controller-manager's namespace controller does (empty a deleted
 namespace, then remove it) the server does itself right after answering the DELETE. Not
@@ -24,7 +25,10 @@ Modules, in the order a request meets them:
   what is not HTTP.
 - ``server``: authentication, routing, content negotiation, handlers, watch streams.
 - ``serving``: the listening socket and the event loop; ``Server`` to run it in-process.
-- ``registry``: what each verb does to each resource (create, update, patch, delete, bind).
+- ``registry``: what each verb does to each resource (create, update, patch, delete, bind),
+  and the steps of the CRD controllers.
+- ``crd``: CustomResourceDefinitions (defaults, validation, conditions) and custom resources
+  (structural schemas: pruning, defaults, validation; printer columns).
 - ``defaults`` and ``validation``: the fields the server fills in, and what it rejects.
 - ``patch``: merge patch, JSON patch, strategic merge patch; ``protobuf``: the protobuf
   request bodies that clients send by default.

@@ -6,6 +6,11 @@ Upstream: ``staging/src/k8s.io/apiserver/pkg/endpoints/discovery`` (``legacy.go`
 Aggregated discovery (``staging/src/k8s.io/apiserver/pkg/endpoints/discovery/aggregated``):
 kubectl 1.30+ asks ``/api`` and ``/apis`` for an ``APIGroupDiscoveryList`` (apidiscovery.k8s.io
 v2, or v2beta1) and gets every group, version and resource in one answer per path.
+
+The groups under ``/apis`` are the built-in ones, then those of established CRDs
+(``apiextensions-apiserver/pkg/apiserver/customresource_discovery_controller.go``): callers
+pass them merged (``Groups``); custom resources list their verbs in upstream's order, not
+sorted, and name their group and version in aggregated discovery.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 from .registry import GROUPS, RESOURCES, Resource
 
 JSON = dict[str, Any]
+Groups = dict[str, dict[str, dict[str, Resource]]]  # group -> version -> plural -> Resource
 
 # The Kubernetes version whose behaviour this server reproduces (the recorded conformance
 # cases come from v1.36.2).
@@ -51,9 +57,9 @@ def api_versions(server_address: str) -> JSON:
     }
 
 
-def api_group(name: str) -> JSON:
+def api_group(name: str, groups: Groups = GROUPS) -> JSON:
     """``/apis/{group}``: the ``APIGroup`` with its versions (the first is preferred)."""
-    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
+    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in groups[name]]
     return {
         "kind": "APIGroup",
         "apiVersion": "v1",
@@ -63,12 +69,28 @@ def api_group(name: str) -> JSON:
     }
 
 
-def api_groups() -> JSON:
+def api_groups(groups: Groups = GROUPS) -> JSON:
     """``/apis``: the groups served besides the core group (``/api/v1``)."""
-    groups = [
-        {k: v for k, v in api_group(g).items() if k not in ("kind", "apiVersion")} for g in GROUPS
+    listed = [
+        {k: v for k, v in api_group(g, groups).items() if k not in ("kind", "apiVersion")}
+        for g in groups
     ]
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": listed}
+
+
+def merged(custom: Groups) -> Groups:
+    """The built-in groups with the custom resources' added: built-in groups first (a CRD may
+    add resources or versions to one), then the others in the order given."""
+    out: Groups = {g: dict(versions) for g, versions in GROUPS.items()}
+    for group, versions in custom.items():
+        into = out.setdefault(group, {})
+        for version, served in versions.items():
+            into[version] = {**into.get(version, {}), **served}
+    return out
+
+
+def _verbs(res: Resource) -> list[str]:
+    return list(res.verbs) if res.custom is not None else sorted(res.verbs)
 
 
 def _entry(name: str, singular: str, namespaced: bool, kind: str, verbs: list[str]) -> JSON:
@@ -103,15 +125,23 @@ def api_resource_list() -> JSON:
     return {"kind": "APIResourceList", "groupVersion": "v1", "resources": entries}
 
 
-def group_resource_list(group: str, version: str) -> JSON:
+def group_resource_list(group: str, version: str, groups: Groups = GROUPS) -> JSON:
     """``/apis/{group}/{version}``: its ``APIResourceList``."""
     entries = []
-    for res in GROUPS[group][version].values():
-        entry = _entry(res.name, res.singular, res.namespaced, res.kind, sorted(res.verbs))
+    for res in groups[group][version].values():
+        entry = _entry(res.name, res.singular, res.namespaced, res.kind, _verbs(res))
         if res.short_names:
             entry["shortNames"] = list(res.short_names)
+        if res.categories:
+            entry["categories"] = list(res.categories)
         entry["storageVersionHash"] = res.storage_version_hash
         entries.append(entry)
+        if res.has_status:
+            entries.append(
+                _entry(
+                    f"{res.name}/status", "", res.namespaced, res.kind, ["get", "patch", "update"]
+                )
+            )
     entries.sort(key=lambda e: e["name"])
     return {
         "kind": "APIResourceList",
@@ -126,17 +156,19 @@ def group_resource_list(group: str, version: str) -> JSON:
 # --------------------------------------------------------------------------------------------
 
 
-def _kind(kind: str) -> JSON:
+def _kind(kind: str, res: Resource | None = None) -> JSON:
+    if res is not None and res.custom is not None:
+        return {"group": res.group, "version": res.version, "kind": kind}
     return {"group": "", "version": "", "kind": kind}
 
 
 def _aggregated_resource(res: Resource) -> JSON:
     entry: JSON = {
         "resource": res.name,
-        "responseKind": _kind(res.kind),
+        "responseKind": _kind(res.kind, res),
         "scope": "Namespaced" if res.namespaced else "Cluster",
         "singularResource": res.singular,
-        "verbs": sorted(res.verbs),
+        "verbs": _verbs(res),
     }
     if res.short_names:
         entry["shortNames"] = list(res.short_names)
@@ -151,7 +183,7 @@ def _aggregated_resource(res: Resource) -> JSON:
         subs.append(
             {
                 "subresource": "status",
-                "responseKind": _kind(res.kind),
+                "responseKind": _kind(res.kind, res),
                 "verbs": ["get", "patch", "update"],
             }
         )
@@ -160,7 +192,7 @@ def _aggregated_resource(res: Resource) -> JSON:
     return entry
 
 
-def aggregated(core: bool, version: str = "v2") -> JSON:
+def aggregated(core: bool, version: str = "v2", groups: Groups = GROUPS) -> JSON:
     """``/api`` (the core group) or ``/apis`` (every other group) as an APIGroupDiscoveryList."""
     if core:
         resources = [
@@ -196,7 +228,7 @@ def aggregated(core: bool, version: str = "v2") -> JSON:
                     for v, served in versions.items()
                 ],
             }
-            for group, versions in GROUPS.items()
+            for group, versions in groups.items()
         ]
     return {
         "kind": "APIGroupDiscoveryList",

@@ -12,7 +12,9 @@ a handler.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 JSON = dict[str, Any]
@@ -109,14 +111,14 @@ def already_exists(resource: str, name: str, group: str = "") -> ApiError:
     )
 
 
-def conflict(resource: str, name: str, why: str) -> ApiError:
+def conflict(resource: str, name: str, why: str, group: str = "") -> ApiError:
     """``NewConflict``: "Operation cannot be fulfilled on <resource> "<name>": <why>"."""
     return ApiError(
         status_body(
             409,
             "Conflict",
-            f'Operation cannot be fulfilled on {resource} "{name}": {why}',
-            _details(name, resource),
+            f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {why}',
+            _details(name, resource, group),
         )
     )
 
@@ -235,7 +237,9 @@ class FieldError:
     """One validation failure (upstream ``field.Error``): a cause of a 422 Invalid."""
 
     def __init__(self, kind: str, field: str, detail: str = "", value: Any = None) -> None:
-        self.kind = kind  # Required | Invalid | Duplicate | Forbidden | Unsupported
+        # Required | Invalid | Duplicate | Forbidden | Unsupported, and for custom resources
+        # TypeInvalid | TooLong | TooMany
+        self.kind = kind
         self.field = field
         self.detail = detail
         self.value = value
@@ -246,6 +250,9 @@ class FieldError:
         "Duplicate": "FieldValueDuplicate",
         "Forbidden": "FieldValueForbidden",
         "Unsupported": "FieldValueNotSupported",
+        "TypeInvalid": "FieldValueTypeInvalid",
+        "TooLong": "FieldValueTooLong",
+        "TooMany": "FieldValueTooMany",
     }
 
     def cause_message(self) -> str:
@@ -254,11 +261,15 @@ class FieldError:
             head = "Required value"
         elif self.kind == "Forbidden":
             head = "Forbidden"
+        elif self.kind == "TooLong":  # field.TooLong never shows the value
+            head = "Too long"
+        elif self.kind == "TooMany":
+            head = f"Too many: {_go_quote(self.value)}"
         elif self.kind == "Duplicate":
             return f"Duplicate value: {_go_quote(self.value)}"
         elif self.kind == "Unsupported":
             head = f"Unsupported value: {_go_quote(self.value)}"
-        else:
+        else:  # Invalid and TypeInvalid ("Invalid value" both)
             head = f"Invalid value: {_go_quote(self.value)}"
         return f"{head}: {self.detail}" if self.detail else head
 
@@ -274,15 +285,39 @@ class FieldError:
 
 
 def _go_quote(value: Any) -> str:
-    """Render a value as Go's ``%#v``/``%q`` would for the simple types we validate."""
+    """Render a value as ``field.Error`` does: strings quoted (``%q``), numbers and booleans
+    as ``%v``, anything else as its JSON (``[]string{"a"}`` prints as ``["a"]``, nil as
+    ``null``)."""
     if isinstance(value, str):
         escaped = value.replace("\\", "\\\\").replace('"', '\\"')
         return f'"{escaped}"'
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):  # a []string value (DeleteOptions.dryRun) prints as ["a","b"]
-        return "[" + ",".join(_go_quote(v) for v in value) + "]"
-    return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, int):
+        return str(value)
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    # Go's encoder escapes HTML characters.
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def go_float(value: float) -> str:
+    """A float64 as Go's ``%v`` prints it: the shortest digits, an exponent only below 1e-4
+    or from 1e21 on (``1``, ``1.5``, ``1e+21``, ``1e-05``)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"inf": "+Inf", "-inf": "-Inf"}.get(str(value), "NaN")
+    if value == 0:
+        return "0"
+    digits = Decimal(repr(value))
+    exponent = digits.adjusted()
+    if -4 <= exponent < 21:
+        text = format(digits, "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    sign, coeff, _ = digits.as_tuple()
+    mantissa = "".join(map(str, coeff)).rstrip("0") or "0"
+    head = mantissa[0] + ("." + mantissa[1:] if len(mantissa) > 1 else "")
+    return f"{'-' if sign else ''}{head}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
 
 
 def invalid(

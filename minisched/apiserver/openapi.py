@@ -10,38 +10,67 @@ document it refuses with "failed to download openapi". This document declares th
 our kinds and nothing more; it has no schemas, so ``kubectl apply`` computes its strategic merge
 patch from the types compiled into kubectl, as it does for servers without OpenAPI v3.
 
-Simplified: the ``fieldValidation`` parameter is accepted and ignored (unknown fields are kept).
+Simplified: the ``fieldValidation`` parameter is accepted and ignored (unknown fields are kept),
+except for custom resources, whose unknown fields ``Strict`` refuses (``crd.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .registry import RESOURCES
+from .registry import GROUPS, RESOURCES, Resource
 
 JSON = dict[str, Any]
+Groups = dict[str, dict[str, dict[str, Resource]]]
 
 HASH = "minisched0"
 
 
-def index() -> JSON:
-    return {"paths": {"api/v1": {"serverRelativeURL": f"/openapi/v3/api/v1?hash={HASH}"}}}
+def index(groups: Groups = GROUPS) -> JSON:
+    """``/openapi/v3``: one entry per group version (custom resources' included, so kubectl
+    finds its field-validation support for them too)."""
+    paths = {"api/v1": {"serverRelativeURL": f"/openapi/v3/api/v1?hash={HASH}"}}
+    for group, versions in groups.items():
+        for version in versions:
+            paths[f"apis/{group}/{version}"] = {
+                "serverRelativeURL": f"/openapi/v3/apis/{group}/{version}?hash={HASH}"
+            }
+    return {"paths": paths}
 
 
 def core_v1() -> JSON:
+    return _document("", "v1", list(RESOURCES.values()))
+
+
+def group_version(group: str, version: str, groups: Groups = GROUPS) -> JSON | None:
+    """``/openapi/v3/apis/{group}/{version}``, or None for a group version not served."""
+    served = groups.get(group, {}).get(version)
+    if served is None:
+        return None
+    return _document(group, version, list(served.values()))
+
+
+def _document(group: str, version: str, resources: list[Resource]) -> JSON:
     paths: JSON = {}
-    for res in RESOURCES.values():
-        prefix = "/api/v1/namespaces/{namespace}/" if res.namespaced else "/api/v1/"
-        paths[f"{prefix}{res.name}/{{name}}"] = {
+    prefix = f"/apis/{group}/{version}/" if group else "/api/v1/"
+    for res in resources:
+        scope = "namespaces/{namespace}/" if res.namespaced else ""
+        words = "".join(w.capitalize() for w in group.split(".")[0:1]) if group else "Core"
+        paths[f"{prefix}{scope}{res.name}/{{name}}"] = {
             "patch": {
-                "operationId": f"patchCoreV1{'Namespaced' if res.namespaced else ''}{res.kind}",
+                "operationId": f"patch{words}{version.capitalize()}"
+                f"{'Namespaced' if res.namespaced else ''}{res.kind}",
                 "parameters": [
                     {"name": "fieldValidation", "in": "query", "schema": {"type": "string"}},
                     {"name": "fieldManager", "in": "query", "schema": {"type": "string"}},
                 ],
                 "responses": {"200": {"description": "OK"}},
                 "x-kubernetes-action": "patch",
-                "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": res.kind},
+                "x-kubernetes-group-version-kind": {
+                    "group": group,
+                    "version": version,
+                    "kind": res.kind,
+                },
             }
         }
     return {

@@ -7,6 +7,10 @@ namespace and event strategies, and ``staging/src/k8s.io/apiserver/pkg/endpoints
 (``create.go``, ``update.go``, ``patch.go``, ``delete.go``) for the order of the checks, which
 decides which error a bad request gets.
 
+CustomResourceDefinitions and the resources they define follow ``apiextensions-apiserver``
+(``crd.py`` has the pure parts: defaults, validation, schemas; the verbs and the controllers'
+steps are here).
+
 Everything here runs on the event loop thread (see ``store.py``); a request's checks and its
 commit happen without an ``await`` in between, so no other request can interleave.
 """
@@ -17,10 +21,10 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import defaults, errors, patch, validation
+from . import crd, defaults, errors, patch, validation
 from .errors import ApiError, FieldError
 from .selectors import Selector
 from .store import Store, clone
@@ -52,6 +56,8 @@ class Resource:
     # Served only so that a real kube-scheduler's informers can list and watch them: no
     # defaulting or validation (nothing here creates them, except events.k8s.io Events).
     stub: bool = False
+    # A custom resource: the served version of a CRD (names, schema, subresources, columns).
+    custom: crd.CustomKind | None = field(default=None, compare=False)
 
     @property
     def store_key(self) -> str:
@@ -120,6 +126,18 @@ PRIORITY_CLASSES = Resource(
     "1QwjyaZjj3Y=",
     group="scheduling.k8s.io",
 )
+CUSTOM_RESOURCE_DEFINITIONS = Resource(
+    "customresourcedefinitions",
+    "customresourcedefinition",
+    "CustomResourceDefinition",
+    False,
+    _ALL_VERBS,
+    ("crd", "crds"),
+    ("api-extensions",),
+    "jfWCUB31mvA=",
+    has_status=True,
+    group=crd.GROUP,
+)
 _READ = ("get", "list", "watch")
 
 
@@ -160,6 +178,7 @@ def _by_name(*resources: Resource) -> dict[str, Resource]:
 # The API groups served under /apis: group -> version -> plural -> Resource.
 GROUPS: dict[str, dict[str, dict[str, Resource]]] = {
     "scheduling.k8s.io": {"v1": {PRIORITY_CLASSES.name: PRIORITY_CLASSES}},
+    crd.GROUP: {"v1": {CUSTOM_RESOURCE_DEFINITIONS.name: CUSTOM_RESOURCE_DEFINITIONS}},
     "apps": {
         "v1": _by_name(
             _stub("replicasets", "ReplicaSet", True, "apps", ("rs",)),
@@ -304,6 +323,13 @@ def decode(
     try:
         if check_types:
             validation.check_types(expected, body)
+        if expected == CUSTOM_RESOURCE_DEFINITIONS.kind:
+            for version in (body.get("spec") or {}).get("versions") or []:
+                schema = (version or {}).get("schema") or {}
+                crd.check_schema_types(
+                    schema.get("openAPIV3Schema"),
+                    "CustomResourceDefinition.spec.versions.schema.openAPIV3Schema",
+                )
     except validation.DecodeError as exc:
         raise _cannot_handle(expected, exc, api_version_wanted) from None
     body.setdefault("metadata", {})
@@ -355,6 +381,9 @@ class Registry:
         # --seed did not make the injected faults repeatable.
         self.fault_rng = fault_rng or random.Random()
         self.failed_bindings = 0
+        # The groups CRDs serve, built again when a CRD changed (see custom_groups).
+        self._custom: dict[str, dict[str, dict[str, Resource]]] = {}
+        self._custom_version = -1
 
     def bootstrap(self) -> None:
         """The namespaces and system PriorityClasses every cluster starts with."""
@@ -365,10 +394,17 @@ class Registry:
             if self.store.get("priorityclasses", ("", name)) is None:
                 body = {"metadata": {"name": name}, "value": value, "description": description}
                 self.create(PRIORITY_CLASSES, None, body, trusted=True)
-        # Namespaces left Terminating by a server stopped mid-deletion finish now.
+        # Namespaces left Terminating by a server stopped mid-deletion finish now, and so do
+        # CRDs left between their creation and establishment, or being deleted.
         for ns in self.store.list("namespaces", None):
             if ns["metadata"].get("deletionTimestamp"):
                 self._schedule(lambda n=ns["metadata"]["name"]: self._finalize_namespace(n))
+        for c in self.store.list(CUSTOM_RESOURCE_DEFINITIONS.store_key, None):
+            name = c["metadata"]["name"]
+            if c["metadata"].get("deletionTimestamp"):
+                self._schedule(lambda n=name: self._finalize_crd(n))
+            else:
+                self._schedule(lambda n=name: self._sync_crd(n))
 
     # ---- helpers ----------------------------------------------------------------------------
 
@@ -407,11 +443,24 @@ class Registry:
     # ---- create -----------------------------------------------------------------------------
 
     def create(
-        self, res: Resource, namespace: str | None, body: Any, *, trusted: bool = False
+        self,
+        res: Resource,
+        namespace: str | None,
+        body: Any,
+        *,
+        trusted: bool = False,
+        field_validation: str = "",
+        raw: bytes = b"",
     ) -> JSON:
         """Create an object; ``trusted`` (the server's own bootstrap objects) skips the
-        official-client check, so start-up does not import the client's models."""
-        obj = decode(res.kind, body, res.api_version, not res.stub)
+        official-client check, so start-up does not import the client's models.
+        ``field_validation`` is the request's fieldValidation ("Strict" refuses the unknown
+        fields of a custom resource instead of dropping them); ``raw``, the bytes sent (some
+        messages about a custom resource's body quote them)."""
+        if res.custom is not None:
+            obj = self._decode_custom(res, body, field_validation, raw)
+        else:
+            obj = decode(res.kind, body, res.api_version, not res.stub)
         meta = obj["metadata"]
         if res.namespaced:
             assert namespace is not None
@@ -439,11 +488,16 @@ class Registry:
         self._prepare_for_create(res, obj)
         if res is PODS and not trusted:
             self._admit_pod_priority(obj)  # a mutating admission plugin: before validation
-        errs = validation.metadata_errors(meta, res.name_rule)
-        errs += self._validate(res, obj)
+        if res.custom is not None:
+            errs = self._custom_errors(res, obj, None, "")
+        elif res is CUSTOM_RESOURCE_DEFINITIONS:
+            errs = crd.crd_errors(obj)
+        else:
+            errs = validation.metadata_errors(meta, res.name_rule)
+            errs += self._validate(res, obj)
         if errs:
             raise errors.invalid(
-                res.kind,
+                str(obj.get("kind") or res.kind) if res.custom else res.kind,
                 meta.get("name") or "",
                 errs,
                 group=res.group,
@@ -453,14 +507,25 @@ class Registry:
             self._admit_create(res, obj)
         if self.store.get(res.store_key, (namespace or "", meta["name"])) is not None:
             raise errors.already_exists(res.name, meta["name"], res.group)
+        if res.custom is not None:
+            stored = self.store.insert(res.store_key, self._to_storage(res, obj))
+            return self.present(res, stored)
         obj = defaults.order_object(res.kind, obj, res.api_version)
         if not trusted and not res.stub:
             _check_client_readable(res.kind, obj)
-        return self.store.insert(res.store_key, obj)
+        stored = self.store.insert(res.store_key, obj)
+        if res is CUSTOM_RESOURCE_DEFINITIONS:
+            self._schedule(lambda: self._sync_crd(meta["name"]))
+        return stored
 
     def _prepare_for_create(self, res: Resource, obj: JSON) -> None:
         obj["metadata"].pop("generation", None)
-        if res is PODS:
+        if res.custom is not None:
+            crd.prepare_for_create(res.custom, obj)
+        elif res is CUSTOM_RESOURCE_DEFINITIONS:
+            crd.default_crd(obj)
+            crd.prepare_crd_for_create(obj)
+        elif res is PODS:
             defaults.prepare_pod_for_create(obj)
         elif res is NODES:
             defaults.default_node(obj)
@@ -502,6 +567,14 @@ class Registry:
     def _admit_create(self, res: Resource, obj: JSON) -> None:
         """Validating admission: after validation, before the storage's AlreadyExists."""
         name = obj["metadata"]["name"]
+        if res.custom is not None and res.custom.terminating:
+            # The CRD handler's forbidCreateAdmission.
+            raise errors.forbidden(
+                res.name,
+                name,
+                "create not allowed while custom resource definition is terminating",
+                res.group,
+            )
         if res is PRIORITY_CLASSES and obj.get("globalDefault"):
             for pc in self.store.list("priorityclasses", None):
                 if pc.get("globalDefault"):
@@ -561,8 +634,14 @@ class Registry:
         name: str,
         body: Any,
         subresource: str = "",
+        *,
+        field_validation: str = "",
+        raw: bytes = b"",
     ) -> JSON:
-        obj = decode(res.kind, body, res.api_version, not res.stub)
+        if res.custom is not None:
+            obj = self._decode_custom(res, body, field_validation, raw)
+        else:
+            obj = decode(res.kind, body, res.api_version, not res.stub)
         meta = obj["metadata"]
         if res.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
             raise errors.bad_request(
@@ -585,9 +664,11 @@ class Registry:
         patch_type: str,
         body: Any,
         subresource: str = "",
+        *,
+        field_validation: str = "",
     ) -> JSON:
         existing = self._existing(res, namespace, name)
-        current = clone(existing)
+        current = clone(self.present(res, existing))
         try:
             if patch_type == patch.JSON_PATCH:
                 patched = patch.json_patch(current, body)
@@ -602,7 +683,10 @@ class Registry:
                 patched = patch.strategic_merge_patch(current, body, schema)
         except patch.PatchError:
             raise errors.patch_rejected() from None
-        obj = decode(res.kind, patched, res.api_version, not res.stub)
+        if res.custom is not None:
+            obj = self._decode_custom(res, patched, field_validation)
+        else:
+            obj = decode(res.kind, patched, res.api_version, not res.stub)
         if obj["metadata"].get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({obj['metadata'].get('name') or ''}) does not match "
@@ -615,14 +699,28 @@ class Registry:
         old_meta, meta = existing["metadata"], obj["metadata"]
         name = old_meta["name"]
         rv = meta.get("resourceVersion")
+        if not rv and (res.custom is not None or res is CUSTOM_RESOURCE_DEFINITIONS):
+            # Their strategies do not AllowUnconditionalUpdate (a PATCH carries the version
+            # of the object it was applied to).
+            raise errors.invalid(
+                res.name,
+                name,
+                [
+                    FieldError(
+                        "Invalid", "metadata.resourceVersion", "must be specified for an update", 0
+                    )
+                ],
+                group=res.group,
+            )
         if rv and rv != old_meta["resourceVersion"]:
-            raise errors.conflict(res.name, name, errors.STALE_OBJECT)
+            raise errors.conflict(res.name, name, errors.STALE_OBJECT, res.group)
         if meta.get("uid") and meta["uid"] != old_meta["uid"]:
             raise errors.conflict(
                 res.name,
                 name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
                 f"{old_meta['uid']}",
+                res.group,
             )
         new = obj
         # System fields are the server's (rest.BeforeUpdate).
@@ -639,6 +737,8 @@ class Registry:
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
+        if res.custom is not None:
+            return self._update_custom(res, existing, new, subresource)
         if subresource == "status":
             # Status strategies (pod, node, namespace): the spec stays as stored; metadata
             # such as labels and annotations does change through /status, as upstream.
@@ -669,7 +769,16 @@ class Registry:
                 defaults.default_event(new)
             elif res is PRIORITY_CLASSES:
                 new.setdefault("preemptionPolicy", "PreemptLowerPriority")
-        errs = validation.metadata_errors(new["metadata"], res.name_rule)
+            elif res is CUSTOM_RESOURCE_DEFINITIONS:
+                crd.default_crd(new)
+                crd.prepare_crd_for_update(new, existing)
+        if res is CUSTOM_RESOURCE_DEFINITIONS and subresource != "status":
+            errs = crd.crd_errors(new, existing)
+        else:
+            errs = validation.metadata_errors(new["metadata"], res.name_rule)
+        if res is CUSTOM_RESOURCE_DEFINITIONS and subresource == "status":
+            accepted = (new.get("status") or {}).get("acceptedNames") or {}
+            errs += crd.names_errors(accepted if isinstance(accepted, dict) else {})
         if res is PODS and subresource != "status":
             errs += validation.pod_update_errors(existing, new)
         elif res is PODS:
@@ -682,26 +791,43 @@ class Registry:
             new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
         new = defaults.order_object(res.kind, new, res.api_version)
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
-        if new == existing:
+        # (A CRD's schema may hold any JSON, where Python's == takes true for 1.)
+        if crd.same(new, existing) if res is CUSTOM_RESOURCE_DEFINITIONS else new == existing:
             return existing  # a no-op update writes nothing (etcd3 GuaranteedUpdate)
         if not res.stub:
             _check_client_readable(res.kind, new)
+        if self._delete_during_update(res, existing, new):
+            return new
         stored = self.store.replace(res.store_key, new, existing)
-        return self._finish_if_deleted(res, stored)
+        if res is CUSTOM_RESOURCE_DEFINITIONS:
+            self._schedule(lambda: self._sync_crd(name))
+        return stored
 
-    def _finish_if_deleted(self, res: Resource, obj: JSON) -> JSON:
-        """An object marked for deletion with grace 0 goes once its last finalizer is gone."""
-        meta = obj["metadata"]
+    def _delete_during_update(self, res: Resource, existing: JSON, new: JSON) -> bool:
+        """An update that empties the finalizers of an object being deleted (grace 0)
+        deletes it instead (store.go ``ShouldDeleteDuringUpdate``, ``errEmptiedFinalizers``):
+        the update itself is never stored, so a watch sees DELETED with the last stored state,
+        and the client gets the object it sent."""
+        old_meta = existing["metadata"]
         if (
-            meta.get("deletionTimestamp")
-            and not meta.get("finalizers")
-            and meta.get("deletionGracePeriodSeconds", 0) == 0
+            new["metadata"].get("finalizers")
+            or not old_meta.get("deletionTimestamp")
+            or old_meta.get("deletionGracePeriodSeconds", 0) != 0
         ):
-            last = self.store.remove(res.store_key, obj)
-            if res is PODS:
-                self._purge_namespace_if_empty(meta.get("namespace") or "")
-            return last
-        return obj
+            return False
+        self.store.remove(res.store_key, existing)
+        self._after_remove(res, existing)
+        return True
+
+    def _after_remove(self, res: Resource, obj: JSON) -> None:
+        """What an object's removal lets finish: its namespace's deletion; its CRD's."""
+        namespace = obj["metadata"].get("namespace") or ""
+        if res is PODS or (res.custom is not None and namespace):
+            self._purge_namespace_if_empty(namespace)
+        if res.custom is not None and res.custom.terminating:
+            self._schedule(lambda: self._finalize_crd(res.custom.crd_name))
+        if res is CUSTOM_RESOURCE_DEFINITIONS:
+            self._crd_removed(obj)
 
     # ---- delete -----------------------------------------------------------------------------
 
@@ -711,6 +837,8 @@ class Registry:
         """Delete one object. Returns (the answer body, the object as it was before)."""
         existing = self._existing(res, namespace, name)
         pre = options.get("preconditions") or {}
+        if res is CUSTOM_RESOURCE_DEFINITIONS:
+            return self._delete_crd(existing, pre), existing
         # Upstream's storage precondition check; its Conflict names the Kind, not the resource.
         if pre.get("uid") and pre["uid"] != existing["metadata"]["uid"]:
             raise errors.conflict(
@@ -740,8 +868,11 @@ class Registry:
         if res is PODS:
             return self._delete_pod(existing, options.get("gracePeriodSeconds")), existing
         if existing["metadata"].get("finalizers"):
-            return self._mark_deleted(res, existing, 0), existing
+            if existing["metadata"].get("deletionTimestamp"):
+                return self.present(res, existing), existing  # already waiting for them
+            return self.present(res, self._mark_deleted(res, existing, 0)), existing
         last = self.store.remove(res.store_key, existing)
+        self._after_remove(res, existing)
         details: JSON = {"name": name}
         if res.group:
             details["group"] = res.group
@@ -757,7 +888,8 @@ class Registry:
             meta["generation"] = int(meta["generation"]) + 1
         meta["deletionTimestamp"] = rfc3339(self.now() + grace)
         meta["deletionGracePeriodSeconds"] = grace
-        new = defaults.order_object(res.kind, new, res.api_version)
+        if res.custom is None:
+            new = defaults.order_object(res.kind, new, res.api_version)
         return self.store.replace(res.store_key, new, existing)
 
     def _delete_pod(self, existing: JSON, grace: Any) -> JSON:
@@ -835,6 +967,10 @@ class Registry:
             current = self.store.get("events", (name, obj["metadata"]["name"]))
             if current is not None:
                 self.store.remove("events", current)
+        for res in self._custom_storages(namespaced=True):
+            for obj in self.store.list(res.store_key, name):
+                if self.store.get(res.store_key, (name, obj["metadata"]["name"])) is not None:
+                    self.delete(res, name, obj["metadata"]["name"], {})
         ns = self.store.get("namespaces", ("", name)) or ns
         now = rfc3339(self.now())
         new = clone(ns)
@@ -857,6 +993,9 @@ class Registry:
             and ns["metadata"].get("deletionTimestamp")
             and (ns.get("status") or {}).get("conditions")  # the controller has been through
             and not self.store.list("pods", name)
+            and not any(
+                self.store.list(r.store_key, name) for r in self._custom_storages(namespaced=True)
+            )
         ):
             self.store.remove("namespaces", ns)
 
@@ -871,10 +1010,20 @@ class Registry:
         return self.list_body(res, before)
 
     def list_body(self, res: Resource, items: list[JSON], rv: int | None = None) -> JSON:
+        version = str(self.store.rv if rv is None else rv)
+        if res.custom is not None:
+            # An UnstructuredList: items keep kind and apiVersion, and "continue" is there
+            # even when empty.
+            return {
+                "apiVersion": res.api_version,
+                "items": [self.present(res, o) for o in items],
+                "kind": res.custom.list_kind,
+                "metadata": {"continue": "", "resourceVersion": version},
+            }
         return {
             "kind": res.list_kind,
             "apiVersion": res.api_version,
-            "metadata": {"resourceVersion": str(self.store.rv if rv is None else rv)},
+            "metadata": {"resourceVersion": version},
             "items": [
                 {k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items
             ],
@@ -943,3 +1092,341 @@ class Registry:
         status["conditions"] = conditions
         self.store.replace("pods", defaults.order_object("Pod", new), existing)
         return errors.success(201)
+
+    # ---- custom resources -------------------------------------------------------------------
+
+    def custom_groups(self) -> dict[str, dict[str, dict[str, Resource]]]:
+        """What the CRDs make the server serve: group -> version -> plural -> Resource."""
+        version = self.store.last_change(CUSTOM_RESOURCE_DEFINITIONS.store_key)
+        if version != self._custom_version:
+            groups: dict[str, dict[str, dict[str, Resource]]] = {}
+            crds = self.store.list(CUSTOM_RESOURCE_DEFINITIONS.store_key, None)
+            for kind in crd.served_kinds(crds):
+                res = Resource(
+                    kind.plural,
+                    kind.singular,
+                    kind.kind,
+                    kind.namespaced,
+                    crd.TERMINATING_VERBS if kind.terminating else crd.VERBS,
+                    kind.short_names,
+                    kind.categories,
+                    kind.storage_hash,
+                    has_status=kind.status,
+                    group=kind.group,
+                    version=kind.version,
+                    store_name=kind.store_key,
+                    custom=kind,
+                )
+                groups.setdefault(kind.group, {}).setdefault(kind.version, {})[kind.plural] = res
+            self._custom, self._custom_version = groups, version
+        return self._custom
+
+    def discovery_groups(self) -> dict[str, dict[str, dict[str, Resource]]]:
+        """The custom groups discovery lists: established CRDs only, versions in upstream's
+        order (v1 before v1beta1 before v1alpha1), groups by name."""
+        out: dict[str, dict[str, dict[str, Resource]]] = {}
+        for group in sorted(self.custom_groups()):
+            versions = self.custom_groups()[group]
+            for version in sorted(versions, key=crd.version_priority):
+                served = {
+                    plural: res
+                    for plural, res in sorted(
+                        versions[version].items(), key=lambda item: item[1].store_key
+                    )
+                    if res.custom is not None and res.custom.established
+                }
+                if served:
+                    out.setdefault(group, {})[version] = served
+        return out
+
+    def _custom_storages(self, *, namespaced: bool | None = None) -> list[Resource]:
+        """One Resource per CRD (its storage version), for the controllers."""
+        out = []
+        for versions in self.custom_groups().values():
+            for served in versions.values():
+                for res in served.values():
+                    kind = res.custom
+                    if kind is None or kind.version != kind.storage_version:
+                        continue
+                    if namespaced is None or kind.namespaced == namespaced:
+                        out.append(res)
+        return out
+
+    def present(self, res: Resource, obj: JSON) -> JSON:
+        """A custom resource as the requested version shows it: the stored document with that
+        version's apiVersion (conversion ``None``)."""
+        if res.custom is None or obj.get("apiVersion") == res.api_version:
+            return obj
+        return {**obj, "apiVersion": res.api_version}
+
+    def _to_storage(self, res: Resource, obj: JSON) -> JSON:
+        """A custom resource as stored: its storage version, keys sorted as Go marshals an
+        unstructured object."""
+        kind = res.custom
+        assert kind is not None
+        obj["apiVersion"] = f"{kind.group}/{kind.storage_version}"
+        return _sorted_keys(obj)
+
+    def _decode_custom(
+        self, res: Resource, body: Any, field_validation: str, raw: bytes = b""
+    ) -> JSON:
+        assert res.custom is not None
+        obj, unknown = crd.decode(res.custom, body, raw)
+        if unknown and field_validation == "Strict":
+            fields = ", ".join(f'unknown field "{f}"' for f in unknown)
+            raise errors.bad_request(
+                f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                f"strict decoding error: {fields}"
+            )
+        return obj
+
+    def _custom_errors(
+        self, res: Resource, obj: JSON, old: JSON | None, subresource: str
+    ) -> list[FieldError]:
+        """The custom resource validator: type meta alone when it fails, else ObjectMeta and
+        the schema."""
+        assert res.custom is not None
+        errs = crd.type_errors(res.custom, obj)
+        if errs:
+            return errs
+        errs = validation.metadata_errors(obj["metadata"], res.name_rule)
+        return errs + crd.object_errors(res.custom, obj, old, subresource)
+
+    def _update_custom(self, res: Resource, existing: JSON, obj: JSON, subresource: str) -> JSON:
+        """The custom resource strategies' update (main endpoint or ``/status``)."""
+        assert res.custom is not None
+        current = self.present(res, existing)
+        name = existing["metadata"]["name"]
+        new = crd.prepare_for_update(res.custom, obj, current, subresource)
+        errs = self._custom_errors(res, new, current, subresource)
+        if errs:
+            raise errors.invalid(str(new.get("kind") or res.kind), name, errs, group=res.group)
+        new["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
+        new = self._to_storage(res, new)
+        if crd.same(new, existing):
+            return current  # a no-op update writes nothing
+        if self._delete_during_update(res, existing, new):
+            return self.present(res, new)
+        return self.present(res, self.store.replace(res.store_key, new, existing))
+
+    # ---- CRD controllers --------------------------------------------------------------------
+    # Upstream they run in kube-apiserver, each with its own informer and work queue; here
+    # each step runs on the server's loop right after the write that called for it, so a
+    # watcher sees the same sequence of writes.
+
+    def _sync_crd(self, name: str) -> None:
+        """The naming controller, then the establishing and API-approval controllers."""
+        key = ("", name)
+        crds = CUSTOM_RESOURCE_DEFINITIONS.store_key
+        current = self.store.get(crds, key)
+        if current is None:
+            return
+        now = rfc3339(self.now())
+        names, accepted, established = self._calculate_names(current)
+        new = clone(current)
+        new["status"]["acceptedNames"] = names
+        crd.set_condition(new, "NamesAccepted", *accepted, now)
+        crd.set_condition(new, "Established", *established, now)
+        if new != current:
+            current = self.store.replace(crds, new, current)
+        if crd.is_true(current, "NamesAccepted") and not crd.is_true(current, "Established"):
+            new = clone(current)
+            crd.set_condition(
+                new, "Established", "True", "InitialNamesAccepted", _INITIAL_NAMES, now
+            )
+            current = self.store.replace(crds, new, current)
+        group = (current.get("spec") or {}).get("group") or ""
+        if crd.is_protected_group(group):
+            state, reason = crd.approval_state(current["metadata"].get("annotations") or {})
+            status, why = _APPROVAL_CONDITIONS[state]
+            new = clone(current)
+            crd.set_condition(
+                new, "KubernetesAPIApprovalPolicyConformant", status, why, reason, now
+            )
+            if new != current:
+                self.store.replace(crds, new, current)
+
+    def _calculate_names(self, current: JSON) -> tuple[JSON, tuple, tuple]:
+        """``calculateNamesAndConditions``: the names no other CRD of the group has taken are
+        accepted; the conditions say which were not."""
+        spec = current.get("spec") or {}
+        requested = spec.get("names") or {}
+        accepted = (current.get("status") or {}).get("acceptedNames") or {}
+        resources: set[str] = set()
+        kinds: set[str] = set()
+        for other in self.store.list(CUSTOM_RESOURCE_DEFINITIONS.store_key, None):
+            if other["metadata"]["name"] == current["metadata"]["name"]:
+                continue
+            if (other.get("spec") or {}).get("group") != spec.get("group"):
+                continue
+            taken = (other.get("status") or {}).get("acceptedNames") or {}
+            shorts = taken.get("shortNames") or ()
+            resources.update(n for n in (taken.get("plural"), taken.get("singular"), *shorts) if n)
+            kinds.update(n for n in (taken.get("kind"), taken.get("listKind")) if n)
+        names = dict(accepted)
+        problem: tuple[str, str] | None = None
+
+        def fresh(wanted: Any, have: Any, used: set[str]) -> bool:
+            return wanted == have or wanted not in used
+
+        for key, used, reason in (
+            ("plural", resources, "PluralConflict"),
+            ("singular", resources, "SingularConflict"),
+        ):
+            if fresh(requested.get(key), accepted.get(key), used):
+                names[key] = requested.get(key)
+            else:
+                problem = (reason, f'"{requested.get(key)}" is already in use')
+        if requested.get("shortNames") != accepted.get("shortNames"):
+            have = set(accepted.get("shortNames") or ())
+            clashes = [
+                f'"{n}" is already in use'
+                for n in requested.get("shortNames") or ()
+                if n not in have and n in resources
+            ]
+            if clashes:
+                message = clashes[0] if len(clashes) == 1 else "[" + ", ".join(clashes) + "]"
+                problem = ("ShortNamesConflict", message)
+            else:
+                names["shortNames"] = requested.get("shortNames")
+        for key, reason in (("kind", "KindConflict"), ("listKind", "ListKindConflict")):
+            if fresh(requested.get(key), accepted.get(key), kinds):
+                names[key] = requested.get(key)
+            else:
+                problem = (reason, f'"{requested.get(key)}" is already in use')
+        names["categories"] = requested.get("categories")
+        ordered = {
+            k: names[k]
+            for k in ("plural", "singular", "shortNames", "kind", "listKind", "categories")
+            if names.get(k) or k in ("plural", "kind")
+        }
+        ordered.setdefault("plural", "")
+        ordered.setdefault("kind", "")
+        if problem is None:
+            names_cond = ("True", "NoConflicts", "no conflicts found")
+        else:
+            names_cond = ("False", *problem)
+        established_cond: tuple = ("False", "NotAccepted", "not all names are accepted")
+        old = crd.condition(current, "Established")
+        if old is not None:
+            established_cond = (old.get("status"), old.get("reason"), old.get("message"))
+        if established_cond[0] != "True" and names_cond[0] == "True":
+            established_cond = ("False", "Installing", _INITIAL_NAMES)
+        return ordered, names_cond, established_cond
+
+    def _delete_crd(self, existing: JSON, pre: JSON) -> JSON:
+        """The CRD registry's Delete: the first delete only marks the CRD (deletionTimestamp,
+        the cleanup finalizer, ``Terminating``); the finalizer controller does the rest."""
+        meta = existing["metadata"]
+        if pre.get("uid") and pre["uid"] != meta["uid"]:
+            raise errors.conflict(
+                CUSTOM_RESOURCE_DEFINITIONS.name,
+                meta["name"],
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                f"{meta['uid']}",
+                crd.GROUP,
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
+            raise errors.conflict(
+                CUSTOM_RESOURCE_DEFINITIONS.name,
+                meta["name"],
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                f"{meta['resourceVersion']}",
+                crd.GROUP,
+            )
+        if meta.get("deletionTimestamp"):
+            return existing  # already being deleted: its finalizer is pending
+        new = clone(existing)
+        now = rfc3339(self.now())
+        new["metadata"]["deletionTimestamp"] = now
+        finalizers = new["metadata"].setdefault("finalizers", [])
+        if crd.CLEANUP_FINALIZER not in finalizers:
+            finalizers.append(crd.CLEANUP_FINALIZER)
+        crd.set_condition(
+            new,
+            "Terminating",
+            "True",
+            "InstanceDeletionPending",
+            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+            now,
+        )
+        new = defaults.order_object(CUSTOM_RESOURCE_DEFINITIONS.kind, new, crd.GROUP + "/v1")
+        marked = self.store.replace(CUSTOM_RESOURCE_DEFINITIONS.store_key, new, existing)
+        self._schedule(lambda: self._finalize_crd(meta["name"]))
+        return marked
+
+    def _finalize_crd(self, name: str) -> None:
+        """The CRD finalizer: delete the CRD's objects (their own finalizers respected), then
+        remove the cleanup finalizer, which deletes the CRD."""
+        crds = CUSTOM_RESOURCE_DEFINITIONS.store_key
+        current = self.store.get(crds, ("", name))
+        if (
+            current is None
+            or not current["metadata"].get("deletionTimestamp")
+            or crd.CLEANUP_FINALIZER not in (current["metadata"].get("finalizers") or [])
+        ):
+            return
+        now = rfc3339(self.now())
+        new = clone(current)
+        crd.set_condition(
+            new,
+            "Terminating",
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+            now,
+        )
+        if new != current:
+            current = self.store.replace(crds, new, current)
+        if crd.is_true(current, "Established"):
+            storages = [
+                r for r in self._custom_storages() if r.custom and r.custom.crd_name == name
+            ]
+            for res in storages:
+                for obj in self.store.list(res.store_key, None):
+                    meta = obj["metadata"]
+                    if not meta.get("deletionTimestamp"):
+                        self.delete(res, meta.get("namespace"), meta["name"], {})
+            if any(self.store.list(res.store_key, None) for res in storages):
+                return  # objects with finalizers: this runs again when the last one goes
+            outcome = ("False", "InstanceDeletionCompleted", "removed all instances")
+        else:
+            outcome = ("False", "NeverEstablished", "resource was never established")
+        current = self.store.get(crds, ("", name)) or current
+        final = clone(current)
+        crd.set_condition(final, "Terminating", *outcome, now)
+        final["metadata"]["finalizers"] = [
+            f for f in final["metadata"]["finalizers"] if f != crd.CLEANUP_FINALIZER
+        ]
+        if not final["metadata"]["finalizers"]:
+            # Emptied finalizers on an object being deleted: it goes (not stored first).
+            self.store.remove(crds, current)
+            self._crd_removed(current)
+        else:
+            self.store.replace(crds, final, current)
+
+    def _crd_removed(self, removed: JSON) -> None:
+        """A deleted CRD's resource is no longer served: its watches end (upstream tears its
+        storage down). Objects still stored (only when the cleanup finalizer was removed by
+        hand) stay, invisible, as they stay in etcd upstream."""
+        self.store.end_watches(removed["metadata"]["name"], "the resource was removed")
+
+
+_INITIAL_NAMES = "the initial names have been accepted"
+# The API-approval controller's condition for each approval state: (status, reason).
+_APPROVAL_CONDITIONS = {
+    "Approved": ("True", "ApprovedAnnotation"),
+    "Bypassed": ("False", "UnapprovedAnnotation"),
+    "Missing": ("False", "MissingAnnotation"),
+    "Invalid": ("False", "InvalidAnnotation"),
+}
+
+
+def _sorted_keys(doc: Any) -> Any:
+    """JSON with every object's keys sorted (Go's encoding of a map)."""
+    if isinstance(doc, dict):
+        return {k: _sorted_keys(doc[k]) for k in sorted(doc)}
+    if isinstance(doc, list):
+        return [_sorted_keys(v) for v in doc]
+    return doc

@@ -14,9 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from . import errors
+from .crd import jsonpath, printed
 
 JSON = dict[str, Any]
 
@@ -255,11 +257,14 @@ def _unescape(value: str) -> str:
     return "".join(out)
 
 
-def parse_field_selector(text: str | None, resource: str) -> list[FieldRequirement]:
+def parse_field_selector(
+    text: str | None, resource: str, getters: Getters | None = None
+) -> list[FieldRequirement]:
     """Parse ``spec.nodeName=,status.phase!=Failed`` for ``resource``; 400 on errors."""
     if not text or not text.strip():
         return []
-    supported = FIELD_GETTERS.get(resource, _NS_META)  # the resources served as stubs
+    # The resources served as stubs take name and namespace.
+    supported = getters if getters is not None else FIELD_GETTERS.get(resource, _NS_META)
     reqs = []
     for term in _split_unescaped(text, ","):
         if not term:
@@ -289,10 +294,13 @@ def _find_unescaped(term: str, op: str) -> int:
     return -1
 
 
-def fields_match(reqs: list[FieldRequirement], resource: str, obj: JSON) -> bool:
+def fields_match(
+    reqs: list[FieldRequirement], resource: str, obj: JSON, getters: Getters | None = None
+) -> bool:
     if not reqs:
         return True
-    getters = FIELD_GETTERS.get(resource, _NS_META)
+    if getters is None:
+        getters = FIELD_GETTERS.get(resource, _NS_META)
     for r in reqs:
         have = getters[r.field](obj)
         if (have == r.value) != (r.op == "="):
@@ -321,6 +329,7 @@ def _bool_path(*keys: str) -> Callable[[JSON], str]:
     return get
 
 
+Getters = dict[str, Callable[[JSON], str]]
 _META = {"metadata.name": _path("metadata", "name")}
 _NS_META = {**_META, "metadata.namespace": _path("metadata", "namespace")}
 
@@ -357,6 +366,21 @@ FIELD_GETTERS: dict[str, dict[str, Callable[[JSON], str]]] = {
 }
 
 
+def crd_field_getters(kind: Any) -> Getters:
+    """A custom resource's field labels (``customResourceStrategy.GetAttrs``): its name, its
+    namespace when namespaced, and each of the CRD's ``selectableFields`` (their values as
+    Go's ``fmt.Sprint`` prints them, "" when missing)."""
+    getters: Getters = dict(_NS_META if kind.namespaced else _META)
+    for path in kind.selectable:
+
+        def get(obj: JSON, path: str = path) -> str:
+            value = jsonpath(obj, path)
+            return "" if value is None else printed(value)
+
+        getters[path.lstrip(".")] = get
+    return getters
+
+
 @dataclass(frozen=True)
 class Selector:
     """A parsed label + field selector for one resource; ``matches`` is used by list and watch."""
@@ -364,18 +388,27 @@ class Selector:
     resource: str
     labels: tuple[LabelRequirement, ...] = ()
     fields: tuple[FieldRequirement, ...] = ()
+    # A custom resource's field labels (None: the table above).
+    getters: Getters | None = dataclass_field(default=None, compare=False)
 
     @classmethod
-    def parse(cls, resource: str, label_text: str | None, field_text: str | None) -> Selector:
+    def parse(
+        cls,
+        resource: str,
+        label_text: str | None,
+        field_text: str | None,
+        getters: Getters | None = None,
+    ) -> Selector:
         return cls(
             resource,
             tuple(parse_label_selector(label_text)),
-            tuple(parse_field_selector(field_text, resource)),
+            tuple(parse_field_selector(field_text, resource, getters)),
+            getters,
         )
 
     def matches(self, obj: JSON) -> bool:
         return labels_match(list(self.labels), obj) and fields_match(
-            list(self.fields), self.resource, obj
+            list(self.fields), self.resource, obj, self.getters
         )
 
     @property

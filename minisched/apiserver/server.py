@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from . import discovery, errors, httpd, openapi, patch, table
+from . import crd, discovery, errors, httpd, openapi, patch, table
 from .errors import ApiError
-from .registry import GROUPS, RESOURCES, Registry, Resource
-from .selectors import Selector
+from .registry import CUSTOM_RESOURCE_DEFINITIONS, GROUPS, RESOURCES, Registry, Resource
+from .selectors import Selector, crd_field_getters
 from .store import BOOKMARK, ERROR, Expired, Watcher, dumps, encode_event
 
 JSON = dict[str, Any]
@@ -84,6 +84,33 @@ def parse_api_path(parts: list[str], resources: dict[str, Resource] = RESOURCES)
         if (sub == "status" and res.has_status) or (sub == "binding" and res.name == "pods"):
             return Route(res, namespace, parts[1], sub)
     raise errors.unknown_path()
+
+
+def parse_custom_path(parts: list[str], served: dict[str, Resource], method: str) -> Route | None:
+    """Parse the segments after ``/apis/{group}/{version}`` for custom resources; None where
+    the CRD handler leaves the request to Go's NotFound: an unknown resource, the wrong
+    scope (a namespaced resource without a namespace is only listed and watched)."""
+    watch = False
+    if parts and parts[0] == "watch":
+        watch, parts = True, parts[1:]
+    namespace: str | None = None
+    if len(parts) >= 3 and parts[0] == "namespaces":
+        namespace, parts = parts[1], parts[2:]
+    if not parts or not all(parts) or len(parts) > 3:
+        return None
+    res = served.get(parts[0])
+    if res is None or (namespace is not None and not res.namespaced):
+        return None
+    if namespace is None and res.namespaced and (len(parts) > 1 or method != "GET"):
+        return None
+    if len(parts) == 1:
+        return Route(res, namespace, watch_prefix=watch)
+    if len(parts) == 2:
+        return Route(res, namespace, parts[1], watch_prefix=watch)
+    if parts[2] == "status" and res.has_status:
+        return Route(res, namespace, parts[1], "status")
+    # Any other subresource: NotFound for the object's name, as the CRD handler answers.
+    raise errors.not_found(res.name, parts[1], res.group)
 
 
 @dataclass
@@ -335,6 +362,54 @@ def _list_options_errors(query: Any, watching: bool) -> list[errors.FieldError]:
     return errs
 
 
+def _field_validation(query: Any, options_kind: str) -> str:
+    """The ``fieldValidation`` parameter of a write, checked as upstream's
+    ``ValidateCreateOptions`` (and Update, Patch) check it."""
+    value = query.get("fieldValidation", "")
+    if value not in ("", "Ignore", "Strict", "Warn"):
+        raise errors.invalid(
+            options_kind,
+            "",
+            [
+                errors.FieldError(
+                    "Unsupported",
+                    "fieldValidation",
+                    'supported values: "", "Ignore", "Strict", "Warn"',
+                    value,
+                )
+            ],
+            group="meta.k8s.io",
+            name_in_details=False,
+        )
+    return value
+
+
+def _custom_patch_type(request: httpd.Request) -> str:
+    """The patch types a custom resource takes: JSON and merge patches; no strategic merge
+    patch (there is no Go struct to read patch strategies from). Server-side apply is not
+    implemented here, for any resource."""
+    media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    if media in (patch.JSON_PATCH, patch.MERGE_PATCH):
+        return media
+    if media == patch.APPLY_PATCH:
+        raise errors.unsupported_patch_type()
+    raise ApiError(
+        errors.status_body(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: "
+            f"{patch.JSON_PATCH}, {patch.MERGE_PATCH}, {patch.APPLY_PATCH}",
+        )
+    )
+
+
+def selector_for(res: Resource, query: Any) -> Selector:
+    """The label and field selectors of a request; a custom resource's field labels are its
+    name (and namespace) and the CRD's selectableFields."""
+    getters = crd_field_getters(res.custom) if res.custom is not None else None
+    return Selector.parse(res.name, query.get("labelSelector"), query.get("fieldSelector"), getters)
+
+
 def _invalid_list_options(errs: list[errors.FieldError]) -> ApiError:
     return errors.invalid("ListOptions", "", errs, group="meta.k8s.io", name_in_details=False)
 
@@ -410,6 +485,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.test_endpoints = test_endpoints
         self.shutting_down = False
+        self._groups_cache: tuple[int, discovery.Groups] | None = None
 
     # ---- entry point ------------------------------------------------------------------------
 
@@ -476,7 +552,7 @@ class ApiServer:
             agg = aggregated_discovery_version(accept) if path in ("/api", "/apis") else None
             if agg is not None:
                 return json_response(
-                    discovery.aggregated(path == "/api", agg),
+                    discovery.aggregated(path == "/api", agg, self._groups()),
                     content_type=f"application/json;g=apidiscovery.k8s.io;v={agg};"
                     "as=APIGroupDiscoveryList",
                 )
@@ -486,12 +562,19 @@ class ApiServer:
             if path == "/api":
                 return json_response(discovery.api_versions(self.server_address))
             if path == "/apis":
-                return json_response(discovery.api_groups())
+                return json_response(discovery.api_groups(self._groups()))
             return json_response(discovery.api_resource_list())
-        if path in ("/openapi/v3", "/openapi/v3/api/v1"):
+        if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
             if method != "GET":
                 raise errors.method_not_allowed()
-            doc = openapi.index() if path == "/openapi/v3" else openapi.core_v1()
+            if path == "/openapi/v3":
+                return json_response(openapi.index(self._groups()))
+            if path == "/openapi/v3/api/v1":
+                return json_response(openapi.core_v1())
+            _, _, gv = path.partition("/openapi/v3/apis/")
+            doc = openapi.group_version(*gv.split("/", 1), self._groups()) if "/" in gv else None
+            if doc is None:
+                return _page_not_found()
             return json_response(doc)
         if path == "/minisched/compact" and self.test_endpoints and method == "POST":
             self.store.compact()
@@ -514,22 +597,63 @@ class ApiServer:
         raw = request.raw_path.split("?", 1)[0].rstrip("/")
         parts = [unquote(p) for p in raw.split("/")[2:]]
         group = parts[0]
-        if group not in GROUPS:
-            return _page_not_found()
+        builtin = GROUPS.get(group)
+        if builtin is None:
+            # The CRD handler: what it does not serve goes to Go's plain-text NotFound.
+            return await self._serve_custom(request, parts, method, body, accept)
         if len(parts) <= 2:
             if method != "GET":
                 raise errors.method_not_allowed()
+            listed = self._groups()
             if len(parts) == 1:
                 negotiate(accept, allow_table=False, stream=False)
-                return json_response(discovery.api_group(group))
-            if parts[1] not in GROUPS[group]:
+                return json_response(discovery.api_group(group, listed))
+            if parts[1] not in listed[group]:
                 raise errors.unknown_path()
             negotiate(accept, allow_table=False, stream=False)
-            return json_response(discovery.group_resource_list(group, parts[1]))
-        served = GROUPS[group].get(parts[1])
+            return json_response(discovery.group_resource_list(group, parts[1], listed))
+        served = builtin.get(parts[1])
+        rest = parts[3:] if parts[2] == "watch" else parts[2:]
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            rest = rest[2:]
+        resource = rest[0] if rest else ""
+        if served is None or resource not in served:
+            # Not a built-in resource: maybe one a CRD added to this group.
+            custom = self.registry.custom_groups().get(group, {}).get(parts[1], {})
+            if resource in custom:
+                return await self._serve_custom(request, parts, method, body, accept)
         if served is None:
             raise errors.unknown_path()
         route = parse_api_path(parts[2:], served)
+        return await self._serve_route(request, route, method, body, accept)
+
+    def _groups(self) -> discovery.Groups:
+        """The groups under /apis: built-in, then those of the established CRDs (computed
+        again only when a CRD changed)."""
+        version = self.store.last_change(CUSTOM_RESOURCE_DEFINITIONS.store_key)
+        if self._groups_cache is None or self._groups_cache[0] != version:
+            self._groups_cache = (version, discovery.merged(self.registry.discovery_groups()))
+        return self._groups_cache[1]
+
+    async def _serve_custom(
+        self, request: httpd.Request, parts: list[str], method: str, body: bytes, accept: str
+    ) -> httpd.Response | httpd.StreamResponse:
+        """A group that CRDs make the server serve (``customresource_handler.go``)."""
+        group = parts[0]
+        if len(parts) <= 2:
+            listed = self._groups()
+            if group not in listed or (len(parts) == 2 and parts[1] not in listed[group]):
+                return _page_not_found()
+            if method != "GET":
+                raise errors.method_not_allowed()
+            negotiate(accept, allow_table=False, stream=False)
+            if len(parts) == 1:
+                return json_response(discovery.api_group(group, listed))
+            return json_response(discovery.group_resource_list(group, parts[1], listed))
+        served = self.registry.custom_groups().get(group, {}).get(parts[1])
+        route = parse_custom_path(parts[2:], served or {}, method)
+        if route is None:
+            return _page_not_found()
         return await self._serve_route(request, route, method, body, accept)
 
     # ---- routing to verbs -------------------------------------------------------------------
@@ -540,7 +664,9 @@ class ApiServer:
         res, query = route.resource, request.query
         if res is None:  # POST namespaces/{ns}/bindings
             return self._bind(request, route, method, body, accept)
-        verbs = res.verbs
+        # A CRD being deleted lists fewer verbs; its handler still takes creates (to refuse
+        # them with a 403).
+        verbs = crd.VERBS if res.custom is not None else res.verbs
         if route.name is None:
             # A collection. Without a namespace, namespaced resources only list and watch.
             cluster_wide_namespaced = res.namespaced and route.namespace is None
@@ -554,16 +680,17 @@ class ApiServer:
                     return await self._watch(request, res, route.namespace, wanted)
                 return self._list(res, route.namespace, query, wanted)
             if method == "POST" and not cluster_wide_namespaced and "create" in verbs:
+                validation = _field_validation(query, "CreateOptions")
                 doc = self._create_body(request, body, res.kind)
                 negotiate(accept, allow_table=False, stream=False)
                 self._reject_dry_run(query)
-                obj = self.registry.create(res, route.namespace, doc)
+                obj = self.registry.create(
+                    res, route.namespace, doc, field_validation=validation, raw=body
+                )
                 return json_response(obj, 201)
             if method == "DELETE" and not cluster_wide_namespaced and "deletecollection" in verbs:
                 negotiate(accept, allow_table=False, stream=False)
-                selector = Selector.parse(
-                    res.name, query.get("labelSelector"), query.get("fieldSelector")
-                )
+                selector = selector_for(res, query)
                 options = self._delete_options(request, query, body)
                 self._reject_dry_run(options)
                 return json_response(
@@ -579,7 +706,7 @@ class ApiServer:
             rv = _resource_version(query.get("resourceVersion"))
             if rv is not None and rv > self.store.rv:
                 raise errors.too_large_resource_version(rv, self.store.rv)
-            obj = self.registry._existing(res, route.namespace, name)
+            obj = self.registry.present(res, self.registry._existing(res, route.namespace, name))
             if wanted.table:
                 return json_response(
                     table.to_table(
@@ -587,21 +714,32 @@ class ApiServer:
                         [obj],
                         obj["metadata"]["resourceVersion"],
                         include_object=query.get("includeObject", "Metadata"),
+                        custom=res.custom,
                     )
                 )
             return json_response(obj)
         if method == "PUT":
+            validation = _field_validation(query, "UpdateOptions")
             self._check_content_type(request, WRITE_TYPES)
             negotiate(accept, allow_table=False, stream=False)
             self._reject_dry_run(query)
-            obj = self.registry.update(res, route.namespace, name, parse_json(body, res.kind), sub)
+            doc = parse_json(body, res.kind)
+            obj = self.registry.update(
+                res, route.namespace, name, doc, sub, field_validation=validation, raw=body
+            )
             return json_response(obj)
         if method == "PATCH":
-            patch_type = self._check_content_type(request, PATCH_TYPES, patch=True)
+            if res.custom is not None:
+                patch_type = _custom_patch_type(request)
+            else:
+                patch_type = self._check_content_type(request, PATCH_TYPES, patch=True)
+            validation = _field_validation(query, "PatchOptions")
             negotiate(accept, allow_table=False, stream=False)
             self._reject_dry_run(query)
             patch_doc = parse_json(body, res.kind)
-            obj = self.registry.patch(res, route.namespace, name, patch_type, patch_doc, sub)
+            obj = self.registry.patch(
+                res, route.namespace, name, patch_type, patch_doc, sub, field_validation=validation
+            )
             return json_response(obj)
         if method == "DELETE" and not sub:
             negotiate(accept, allow_table=False, stream=False)
@@ -708,7 +846,7 @@ class ApiServer:
     def _list(
         self, res: Resource, namespace: str | None, query: Any, wanted: Negotiated
     ) -> httpd.Response:
-        selector = Selector.parse(res.name, query.get("labelSelector"), query.get("fieldSelector"))
+        selector = selector_for(res, query)
         rv_text = query.get("resourceVersion")
         match = query.get("resourceVersionMatch", "")
         if match and not rv_text:
@@ -758,9 +896,10 @@ class ApiServer:
         if wanted.table:
             body = table.to_table(
                 res.name,
-                items,
+                [self.registry.present(res, o) for o in items],
                 str(list_rv),
                 include_object=query.get("includeObject", "Metadata"),
+                custom=res.custom,
             )
         else:
             body = self.registry.list_body(res, items, list_rv)
@@ -775,7 +914,7 @@ class ApiServer:
         self, request: httpd.Request, res: Resource, namespace: str | None, wanted: Negotiated
     ) -> httpd.Response | httpd.StreamResponse:
         query = request.query
-        selector = Selector.parse(res.name, query.get("labelSelector"), query.get("fieldSelector"))
+        selector = selector_for(res, query)
         rv = _resource_version(query.get("resourceVersion"))
         timeout = _int_param(query, "timeoutSeconds")
         if timeout is None or timeout <= 0:
@@ -804,7 +943,7 @@ class ApiServer:
         try:
             await response.prepare()
             writer = _WatchWriter(
-                response, res.name, wanted, query.get("includeObject", "Metadata")
+                response, res, wanted, query.get("includeObject", "Metadata"), self.registry
             )
             lines = [writer.encode(t, obj) for t, obj in initial]
             if watcher is not None and bookmarks and from_rv is None:
@@ -890,29 +1029,43 @@ class _WatchWriter:
     """Encodes watch events for one stream: shared JSON lines, or a Table per event."""
 
     def __init__(
-        self, response: httpd.StreamResponse, resource: str, wanted: Negotiated, include: str
+        self,
+        response: httpd.StreamResponse,
+        res: Resource,
+        wanted: Negotiated,
+        include: str,
+        registry: Registry,
     ) -> None:
         self.response = response
-        self.resource = resource
+        self.res = res
         self.wanted = wanted
         self.include = include
+        self.registry = registry
         self.first_table = True
+        # A custom resource watched at a version other than the one it is stored in: each
+        # object shows that version's apiVersion, so lines cannot be shared.
+        kind = res.custom
+        self.shared = kind is None or kind.version == kind.storage_version
 
     def encode(self, event_type: str, obj: JSON) -> bytes:
-        if not self.wanted.table or event_type in (BOOKMARK, ERROR):
+        if event_type in (BOOKMARK, ERROR):
+            return encode_event(event_type, obj)
+        obj = self.registry.present(self.res, obj)
+        if not self.wanted.table:
             return encode_event(event_type, obj)
         rendered = table.to_table(
-            self.resource,
+            self.res.name,
             [obj],
             obj["metadata"]["resourceVersion"],
             include_object=self.include,
             with_columns=self.first_table,
+            custom=self.res.custom,
         )
         self.first_table = False
         return encode_event(event_type, rendered)
 
     def encode_event(self, ev: Any, event_type: str, use_prev: bool) -> bytes:
-        if not self.wanted.table:
+        if not self.wanted.table and self.shared:
             return ev.line(event_type, use_prev)  # encoded once, shared by all watchers
         return self.encode(event_type, ev.payload(use_prev))
 

@@ -172,6 +172,7 @@ class Expired(Exception):
 class ResourceState:
     objects: dict[Key, JSON] = field(default_factory=dict)
     watchers: set[Watcher] = field(default_factory=set)
+    last_rv: int = 0  # the resourceVersion of the last change (what served CRDs are built from)
 
 
 class Store:
@@ -213,7 +214,9 @@ class Store:
                     self.rv = max(self.rv, int(entry["rv"]))
                     if entry["type"] == "RV":
                         continue
-                    objects = self._state(entry["resource"]).objects
+                    state = self._state(entry["resource"])
+                    state.last_rv = int(entry["rv"])
+                    objects = state.objects
                     if entry["type"] == DELETED:
                         objects.pop(key_of(entry["object"]), None)
                     else:
@@ -252,6 +255,10 @@ class Store:
         if state is None:
             state = self._resources[resource] = ResourceState()
         return state
+
+    def last_change(self, resource: str) -> int:
+        """The resourceVersion of the last change to ``resource`` (0: none yet)."""
+        return self._state(resource).last_rv
 
     def get(self, resource: str, key: Key) -> JSON | None:
         return self._state(resource).objects.get(key)
@@ -308,6 +315,7 @@ class Store:
             self.history_start = self.history[0].rv
         self.history.append(ev)
         state = self._state(resource)
+        state.last_rv = rv
         for watcher in list(state.watchers):
             selected = watcher.select(ev)
             if selected is not None and not watcher.offer(ev, *selected):
@@ -372,6 +380,13 @@ class Store:
 
     def stop_watch(self, watcher: Watcher) -> None:
         self._state(watcher.resource).watchers.discard(watcher)
+
+    def end_watches(self, resource: str, reason: str) -> None:
+        """End every watch of ``resource`` (its clients see the stream close)."""
+        state = self._state(resource)
+        for watcher in state.watchers:
+            watcher.end(reason)
+        state.watchers.clear()
 
     def end_all_watches(self, reason: str) -> None:
         for state in self._resources.values():

@@ -1,7 +1,9 @@
 """Server-side printing: ``meta.k8s.io/v1 Table`` answers for ``kubectl get``.
 
 Upstream: ``pkg/printers/internalversion/printers.go`` (``printPod``, ``printNode``,
-``printNamespace``, ``printEvent`` and their column definitions),
+``printNamespace``, ``printEvent`` and their column definitions), apiextensions-apiserver's
+``registry/customresource/tableconvertor`` (custom resources: Name and the CRD's
+additionalPrinterColumns, or Age),
 ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go`` (``asTable``, the
 ``includeObject`` parameter) and ``staging/src/k8s.io/apimachinery/pkg/util/duration``
 (``HumanDuration`` for the Age column).
@@ -390,18 +392,25 @@ def to_table(
     include_object: str = "Metadata",
     with_columns: bool = True,
     now: float | None = None,
+    custom: Any = None,
 ) -> JSON:
     """Render ``objects`` as a Table. ``with_columns=False`` leaves out the column definitions
-    (every watch event after the first, so kubectl prints its header once)."""
+    (every watch event after the first, so kubectl prints its header once). ``custom``: the
+    ``CustomKind`` of a custom resource (its printer columns)."""
     columns, printer = _PRINTERS.get(resource, (DEFAULT_COLUMNS, _default_row))
+    if custom is not None:
+        from . import crd
+
+        columns = crd.table_columns(custom, _NAME_DESC, _AGE_DESC)
+
+        def printer(obj: JSON, now: float) -> list[Any]:
+            return crd.table_row(custom, obj, now, human_duration)
+
     when = time.time() if now is None else now
     rows = []
     for obj in objects:
-        row: JSON = {"cells": printer(obj, when)}
-        embedded = _row_object(obj, include_object)
-        if embedded is not None:
-            row["object"] = embedded
-        rows.append(row)
+        # includeObject=None leaves an empty RawExtension: "object": null.
+        rows.append({"cells": printer(obj, when), "object": _row_object(obj, include_object)})
     table: JSON = {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",

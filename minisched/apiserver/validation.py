@@ -228,7 +228,51 @@ _PRIORITY_CLASS_TYPES: JSON = {
     "description": _STR,
     "preemptionPolicy": _STR,
 }
+_CRD_NAMES: JSON = {
+    "plural": _STR,
+    "singular": _STR,
+    "kind": _STR,
+    "listKind": _STR,
+    "shortNames": [_STR],
+    "categories": [_STR],
+}
+_CRD_TYPES: JSON = {
+    "kind": _STR,
+    "apiVersion": _STR,
+    "metadata": _META_TYPES,
+    "spec": {
+        "group": _STR,
+        "names": _CRD_NAMES,
+        "scope": _STR,
+        "preserveUnknownFields": _BOOL,
+        "versions": [
+            {
+                "name": _STR,
+                "served": _BOOL,
+                "storage": _BOOL,
+                "deprecated": _BOOL,
+                "deprecationWarning": _STR,
+                "schema": {"openAPIV3Schema": "map"},
+                "subresources": {"status": "map", "scale": "map"},
+                "additionalPrinterColumns": [
+                    {
+                        "name": _STR,
+                        "type": _STR,
+                        "format": _STR,
+                        "description": _STR,
+                        "priority": _INT,
+                        "jsonPath": _STR,
+                    }
+                ],
+                "selectableFields": [{"jsonPath": _STR}],
+            }
+        ],
+        "conversion": {"strategy": _STR, "webhook": "map"},
+    },
+    "status": "map",
+}
 TYPES = {
+    "CustomResourceDefinition": _CRD_TYPES,
     "PriorityClass": _PRIORITY_CLASS_TYPES,
     "Pod": _POD_TYPES,
     "Node": _NODE_TYPES,
@@ -327,6 +371,7 @@ _CLIENT_MODELS = {
     "Namespace": "V1Namespace",
     "Event": "CoreV1Event",
     "PriorityClass": "V1PriorityClass",
+    "CustomResourceDefinition": "V1CustomResourceDefinition",
 }
 
 
