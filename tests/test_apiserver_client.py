@@ -177,3 +177,28 @@ def test_watch_too_old_is_410(core: client.CoreV1Api, namespace: str) -> None:
     assert events[-1] == ("EXCEPTION", 410) or (
         events[-1][0] == "ERROR" and events[-1][1]["code"] == 410
     )
+
+
+def test_an_extended_resource_request_needs_its_limit(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    """As kube-apiserver: an extended resource cannot be overcommitted, so a request of one
+    without its limit is refused (422, the real server's message); with the limit it is taken,
+    and a native resource (cpu) needs none."""
+    pod = make_pod("gpu")
+    pod.spec.containers[0].resources = client.V1ResourceRequirements(
+        requests={"cpu": "1", "example.com/fast-disk": "1"}
+    )
+    with pytest.raises(ApiException) as exc:
+        core.create_namespaced_pod(namespace, pod)
+    assert exc.value.status == 422
+    body = json.loads(exc.value.body)
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueRequired",
+            "message": "Required value: Limit must be set for non overcommitable resources",
+            "field": "spec.containers[0].resources.limits",
+        }
+    ]
+    pod.spec.containers[0].resources.limits = {"example.com/fast-disk": "1"}
+    assert core.create_namespaced_pod(namespace, pod).metadata.name == "gpu"

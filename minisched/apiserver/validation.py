@@ -477,6 +477,28 @@ _RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 
 
+def _overcommit_allowed(resource: str) -> bool:
+    """Whether the scheduler may promise more of the resource than the limit (upstream:
+    IsOvercommitAllowed): native resources (no domain, or a kubernetes.io one) but hugepages.
+    An extended resource (``example.com/gpu``) may not be overcommitted."""
+    domain, slash, _ = resource.partition("/")
+    native = not slash or domain == "kubernetes.io" or domain.endswith(".kubernetes.io")
+    return native and not resource.startswith("hugepages-")
+
+
+def _non_overcommitable_errors(resources: JSON, field: str) -> list[FieldError]:
+    """A request of a resource that cannot be overcommitted needs its limit (upstream:
+    ValidateResourceRequirements, "Limit must be set for non overcommitable resources")."""
+    limits = resources.get("limits") or {}
+    return [
+        FieldError(
+            "Required", f"{field}.limits", "Limit must be set for non overcommitable resources"
+        )
+        for name in resources.get("requests") or {}
+        if name not in limits and not _overcommit_allowed(name)
+    ]
+
+
 def pod_spec_errors(spec: JSON) -> list[FieldError]:
     errs: list[FieldError] = []
     containers = spec.get("containers") or []
@@ -496,6 +518,7 @@ def pod_spec_errors(spec: JSON) -> list[FieldError]:
             seen.add(name)
             if not c.get("image"):
                 errs.append(FieldError("Required", f"{base}.image"))
+            errs += _non_overcommitable_errors(c.get("resources") or {}, f"{base}.resources")
     policy = spec.get("restartPolicy")
     if policy not in _RESTART_POLICIES:
         errs.append(
