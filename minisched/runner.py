@@ -473,6 +473,22 @@ def _watch_sigint() -> None:
     if threading.current_thread() is threading.main_thread():
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, on_sigint)
+            sys.unraisablehook = _quiet_interrupts(sys.unraisablehook)
+
+
+def _quiet_interrupts(hook: Any) -> Any:
+    """An unraisable-exception hook that keeps a Ctrl-C quiet. A KeyboardInterrupt raised while
+    the main thread finalizes something (a watch's generator closed by the collector) cannot
+    propagate: Python prints it as "Exception ignored in: 'list_namespaced_pod'" with a
+    traceback. The Ctrl-C is noted (``_sigint``) and the run still ends by it; the traceback
+    would only frighten. Every other unraisable error goes to the previous hook."""
+
+    def quiet(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return
+        hook(unraisable)
+
+    return quiet
 
 
 def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
