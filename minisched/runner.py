@@ -141,10 +141,16 @@ def configuration(step: steps.Step, args: argparse.Namespace) -> Any | None:
     if args.config is None:
         cfg = scenario_config(step) or cfg
     if cfg is not None and not args.write_config_to:
-        module = importlib.import_module(f"{step.package}.scheduler")
-        for line in cluster_of(args, cfg) + module.unapplied_settings(cfg):
+        for line in config_notes(step, args, cfg):
             print(f"config: {line}", file=sys.stderr)
     return cfg
+
+
+def config_notes(step: steps.Step, args: argparse.Namespace, cfg: Any) -> list[str]:
+    """What a run says of its configuration, one line each: which cluster it names (setting
+    ``args.kubeconfig``), and each setting the step's scheduler does not apply."""
+    module = importlib.import_module(f"{step.package}.scheduler")
+    return cluster_of(args, cfg) + module.unapplied_settings(cfg)
 
 
 def _cache_probe(scheduler: StepScheduler, c: cluster.Cluster, timeout: float = 10.0) -> Any:
@@ -521,9 +527,7 @@ def scheduler_main(package: str, argv: Sequence[str] | None = None) -> int:
         write_config(step, cfg, args.write_config_to)
         return 0
     if cfg is not None:
-        for line in cluster_of(args, cfg) + importlib.import_module(
-            f"{step.package}.scheduler"
-        ).unapplied_settings(cfg):
+        for line in config_notes(step, args, cfg):
             log.warning("config: %s", line)
         options["config"] = cfg
     if not (args.kubeconfig or args.embedded or os.environ.get("KUBECONFIG")):

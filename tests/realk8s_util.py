@@ -245,7 +245,9 @@ class KubeSchedulerLog:
                 return True
             if time.monotonic() >= deadline:
                 return False
-            time.sleep(0.002)  # the pace of the polling: the wait is for the lines
+            # sleep-ok: a file has no event to wait on; this paces the polling of the log,
+            # and the wait itself is for its lines, under the deadline above.
+            time.sleep(0.002)
 
 
 def informer_probe(sched: Any) -> Callable[..., bool]:
