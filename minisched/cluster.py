@@ -283,3 +283,33 @@ def connect(
         yield Cluster(api_client, kubeconfig, context, embedded=False)
     finally:
         api_client.close()
+
+
+def apply_crd(api_client: client.ApiClient, manifest: Path, timeout: float = 30.0) -> str:
+    """Create the CustomResourceDefinition of ``manifest`` unless the cluster has it, and
+    wait until it is Established (its resource served); return what was done, for one line
+    of output. The cluster's CRD is left as it is (as ``kubectl create`` would); it is not
+    deleted afterwards either: other runs, and other schedulers, may use its objects."""
+    import time
+
+    import yaml
+
+    crd = yaml.safe_load(manifest.read_text())
+    name = crd["metadata"]["name"]
+    api = client.ApiextensionsV1Api(api_client)
+    try:
+        api.create_custom_resource_definition(crd)
+        done = f"created CustomResourceDefinition {name} ({manifest.name})"
+    except client.ApiException as e:
+        if e.status != 409:
+            raise
+        done = f"CustomResourceDefinition {name} is already there"
+    deadline = time.monotonic() + timeout
+    while True:
+        got = api.read_custom_resource_definition(name)
+        conditions = (got.status and got.status.conditions) or []
+        if any(c.type == "Established" and c.status == "True" for c in conditions):
+            return done
+        if time.monotonic() > deadline:
+            raise ClusterError(f"CustomResourceDefinition {name} not established in {timeout:g}s")
+        time.sleep(0.1)  # kube-apiserver establishes a new CRD within a second

@@ -37,7 +37,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from kubernetes.client import V1ObjectMeta
 from kubernetes.client.exceptions import ApiException
+from pydantic import BaseModel, ConfigDict
 
 from .cluster import connection_error_reason, is_connection_error
 
@@ -225,8 +227,9 @@ OUTAGES = Outages()
 
 def _host_of(list_func: Callable[..., Any]) -> str:
     """The API server a list call of the official client goes to (``CoreV1Api.list_node``:
-    its ``api_client.configuration.host``)."""
-    api = getattr(getattr(list_func, "__self__", None), "api_client", None)
+    its ``api_client.configuration.host``), also through a ``functools.partial``."""
+    bound = getattr(list_func, "func", list_func)
+    api = getattr(getattr(bound, "__self__", None), "api_client", None)
     return getattr(getattr(api, "configuration", None), "host", None) or "(unknown)"
 
 
@@ -430,6 +433,17 @@ class Informer(Generic[T]):
                 resp.shutdown()  # urllib3 >= 2.3: unblocks a read in another thread
             except Exception:
                 log.debug("%s informer: shutdown of the watch response failed", self.name)
+
+
+class Unstructured(BaseModel):
+    """An object of any kind, custom resources included: its metadata typed, every other field
+    as the JSON gave it (upstream: unstructured.Unstructured, what the dynamic client and its
+    informers hand out). ``Informer(partial(CustomObjectsApi(...).list_cluster_custom_object,
+    group, version, plural), Unstructured)`` watches any resource."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metadata: V1ObjectMeta
 
 
 def decode(item_type: type[T], raw: dict[str, Any]) -> T:

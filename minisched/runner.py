@@ -261,6 +261,11 @@ def run_step(
             options["config"] = cfg
         report.console.print(f"step {number}: {step.title} ({step.adds})", highlight=False)
         report.console.print(f"using the {c.describe()}, seed {seed}", highlight=False)
+        # The custom resources the scenario uses (step 16: PodGroup) must be served before
+        # the scheduler starts: its plugins list them as they are built.
+        for manifest in getattr(scenario_module, "CRDS", ()):
+            done = cluster.apply_crd(c.api_client, steps.ROOT / manifest)
+            report.console.print(done, highlight=False)
         scheduler = new_scheduler(
             step,
             c.api_client,

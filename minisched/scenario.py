@@ -202,6 +202,7 @@ class Scenario:
         requests: dict[str, str] | None = None,
         limits: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
+        labels: dict[str, str] | None = None,
         scheduler_name: str | None = None,
     ) -> client.V1Pod:
         """A pause pod for the minisched scheduler (or the profile ``scheduler_name`` names),
@@ -215,7 +216,9 @@ class Scenario:
         )
         pod = client.V1Pod(
             metadata=client.V1ObjectMeta(
-                name=name, labels={SCENARIO_LABEL: self.name}, annotations=annotations
+                name=name,
+                labels={SCENARIO_LABEL: self.name, **(labels or {})},
+                annotations=annotations,
             ),
             spec=client.V1PodSpec(
                 scheduler_name=scheduler_name or self.scheduler_name,

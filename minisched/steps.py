@@ -149,6 +149,12 @@ STEPS: tuple[Step, ...] = (
         "The Extender",
         "a scheduler extended over HTTP: filter, prioritize, preempt and bind webhooks",
     ),
+    Step(
+        16,
+        "coscheduling",
+        "An out-of-tree plugin: Coscheduling",
+        "gang scheduling: a PodGroup binds all or nothing (QueueSort, Permit, PodsToActivate)",
+    ),
 )
 
 

@@ -1,6 +1,7 @@
 """The project's PodGroup manifest (``manifests/podgroup-crd.yaml``, scheduler-plugins
 v0.23.10's group, kind and schema): it applies to the embedded API server, and PodGroups then
-behave as the CRD says (the status subresource, validation of the schema's types)."""
+behave as the CRD says (no status subresource, as v0.23.10's; validation of the schema's
+types)."""
 
 from __future__ import annotations
 
@@ -40,14 +41,16 @@ def test_the_manifest_makes_podgroups_served(api: client.ApiClient) -> None:
     }
     pg = objects.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, group)
     assert pg["spec"]["minMember"] == 3
-    # The status subresource: the main endpoint keeps status as it is, /status writes it.
+    # No status subresource (as v0.23.10's manifest): a merge patch of the PodGroup writes its
+    # status, as Coscheduling's PostBind does, and there is no /status endpoint.
     status = {"status": {"phase": "Scheduling", "scheduled": 2}}
     pg = objects.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "trio", status)
-    assert "status" not in pg or not pg["status"]
-    pg = objects.patch_namespaced_custom_object_status(
-        GROUP, VERSION, "default", PLURAL, "trio", status
-    )
     assert pg["status"] == {"phase": "Scheduling", "scheduled": 2}
+    with pytest.raises(ApiException) as exc:
+        objects.patch_namespaced_custom_object_status(
+            GROUP, VERSION, "default", PLURAL, "trio", status
+        )
+    assert exc.value.status == 404
     # The schema's types hold: minMember is an integer.
     bad = group | {"metadata": {"name": "bad"}, "spec": {"minMember": "three"}}
     with pytest.raises(ApiException) as exc:
