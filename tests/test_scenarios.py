@@ -253,6 +253,33 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: late1 needs the extender, which is gone: it waits",
         ],
     ),
+    16: (
+        # trio: two pods wait at PreFilter; the third makes three, and all bind. trio-c and
+        # trio-b each tie on the two nodes (seed 1 picks node2); trio-a gets the one left.
+        # giant: one pod fits, waits, and is rejected when a sibling fits nowhere.
+        lambda b: (
+            b
+            == {
+                "trio-a": "node1",
+                "trio-b": "node2",
+                "trio-c": "node2",
+                "giant-a": None,
+                "giant-b": None,
+                "giant-c": None,
+            }
+        ),
+        [
+            "0/2 nodes are available: 2 pre-filter pod trio-a cannot find enough sibling pods, "
+            "current pods number: 1, minMember of group: 3.",
+            "pre-filter pod trio-b cannot find enough sibling pods, current pods number: 2,",
+            "/trio-c: on node2, Permit by Coscheduling",
+            "/trio-a: -> activeQ (ForceActivate)",
+            "/trio-b: -> activeQ (ForceActivate)",
+            "scenario: trio-c arrived, and the three bound together",
+            "optimistic rejection in PostFilter",
+            "scenario: giant fits one pod, not three: Coscheduling rejected it; none bound",
+        ],
+    ),
 }
 
 
@@ -281,6 +308,17 @@ ORDER: dict[int, list[str]] = {
         "/payments -> north (status.nominatedNodeName)",
         "bound    minisched-preemption-",
         "scenario: batch-c was preempted",
+    ],
+    16: [
+        "scenario: trio-a and trio-b wait",
+        "scenario: created pod trio-c",
+        "/trio-c: on node2, Permit by Coscheduling",
+        "/trio-a: -> activeQ (ForceActivate)",
+        "bound    minisched-coscheduling-",
+        "scenario: trio-c arrived",
+        "scenario: created pod giant-c",
+        "optimistic rejection in PostFilter",
+        "scenario: giant fits one pod",
     ],
     12: [
         "/web: checked 120 of 200 nodes from index 0",
