@@ -104,6 +104,8 @@ SHOTS: dict[int, Shot] = {
     ),
     # The extender: db2 filtered off node4, prioritized onto node2; the calls and their times.
     15: Shot("db2", (r"extender http://127\.0\.0\.1:\d+ 500 <- selected", r"under maintenance")),
+    # Coscheduling: trio-a failed PreFilter (its group too small), then bound with its group.
+    16: Shot("trio-a", (r"cannot find enough sibling pods", r"bound to node\d")),
 }
 
 

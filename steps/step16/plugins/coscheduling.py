@@ -333,7 +333,8 @@ def check_cluster_resource(
 
 
 def _format(q: Decimal) -> str:
-    return str(q.normalize()) if q == q.to_integral() else str(q)
+    """The amount in plain notation: 50, not Decimal's 5E+1; 0.5, not 0.500."""
+    return f"{q.normalize():f}"
 
 
 def _node_resource(info: NodeInfo, desired_pod_group_name: str) -> dict[str, Decimal]:
