@@ -279,8 +279,11 @@ class Informer(Generic[T]):
         self._handlers.append(handler)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"informer-{self.name}", daemon=True)
-        self._thread.start()
+        thread = threading.Thread(target=self._run, name=f"informer-{self.name}", daemon=True)
+        thread.start()
+        # Set once started: a stop() from another thread in between joins nothing (and the
+        # loop, seeing _stop, ends at once) instead of joining a thread not yet started.
+        self._thread = thread
 
     def has_synced(self) -> bool:
         return self._synced.is_set()

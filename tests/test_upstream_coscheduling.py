@@ -1339,16 +1339,33 @@ profiles:
 
 @step_param
 @pytest.mark.parametrize("api_version", [V1BETA2, V1BETA3], ids=["v1beta2", "v1beta3"])
-def test_coscheduling_without_plugin_config_gets_no_args(step: int, api_version: str) -> None:
-    """beyond upstream: kube-scheduler gives default args only to in-tree plugins (its own
-    scheme's kinds), so an enabled Coscheduling without a pluginConfig gets nil, and New
-    refuses it; the framework's build names the plugin."""
+def test_coscheduling_without_plugin_config_gets_default_args(step: int, api_version: str) -> None:
+    """scheduler-plugins registers CoschedulingArgs through kube-scheduler's own SchemeBuilder
+    (apis/config/v1beta2/register.go: localSchemeBuilder = &schedschemev1beta2.SchemeBuilder),
+    so the plugin-args scheme has it and setDefaults_KubeSchedulerProfile gives an enabled
+    Coscheduling without a pluginConfig its default args, as it gives an in-tree plugin its
+    (seen with v1.23.10's binary: tests/test_realk8s_coscheduling.py)."""
     config = step_module(step, "config")
     text = COSCHEDULING_WITHOUT_ARGS.format(api_version=api_version)
     profile = config.load_config(text).profiles[0]
+    coscheduling = step_module(step, "plugins.coscheduling")
+    assert [pc.args for pc in coscheduling_config(profile)] == [
+        coscheduling.CoschedulingArgs(permit_waiting_time_seconds=60)
+    ]
+    registry = step_module(step, "plugins").new_registry()
+    fwk = step_module(step, "runtime").Framework(registry, profile, FakeClock(), ListRecorder())
+    assert fwk.plugins_map["Coscheduling"].schedule_timeout == 60
+
+
+@step_param
+def test_coscheduling_without_args_is_refused(step: int) -> None:
+    """beyond upstream: no args at all (kubescheduler.config.k8s.io/v1, for which
+    scheduler-plugins v0.23.10 registers no CoschedulingArgs): New refuses nil, in its words,
+    and the framework's build names the plugin."""
+    config = step_module(step, "config")
+    text = COSCHEDULING_WITHOUT_ARGS.format(api_version="kubescheduler.config.k8s.io/v1")
+    profile = config.load_config(text).profiles[0]
     assert coscheduling_config(profile) == []
-    assert "CoschedulingArgs" in config.OUT_OF_TREE_ARGS
-    assert "CoschedulingArgs" in config._args_schemas(api_version)
     registry = step_module(step, "plugins").new_registry()
     with pytest.raises(ValueError) as exc:
         step_module(step, "runtime").Framework(registry, profile, FakeClock(), ListRecorder())

@@ -537,7 +537,11 @@ def _args_schemas(api_version: str) -> dict[str, Struct]:
     }
     # scheduler-plugins v0.23.10 registers its args in the same scheme, for v1beta2 and
     # v1beta3 only (apis/config/v1beta2, v1beta3: types.go); v1beta3 dropped the unused
-    # deniedPGExpirationTimeSeconds.
+    # deniedPGExpirationTimeSeconds. It registers them through kube-scheduler's own
+    # SchemeBuilder (register.go: localSchemeBuilder = &schedschemev1beta2.SchemeBuilder), so
+    # they are in the plugin-args scheme too (GetPluginArgConversionScheme): an enabled
+    # Coscheduling without a pluginConfig gets default args, as an in-tree plugin does (seen
+    # with v1.23.10's binary: permitWaitingTimeSeconds 60 in its --write-config-to).
     if pkg == "v1beta2":
         kinds["CoschedulingArgs"] = {
             "permitWaitingTimeSeconds": INT64,
@@ -546,12 +550,6 @@ def _args_schemas(api_version: str) -> dict[str, Struct]:
     elif pkg == "v1beta3":
         kinds["CoschedulingArgs"] = {"permitWaitingTimeSeconds": INT64}
     return {kind: Struct(kind, pkg, {**TYPE_META, **fields}) for kind, fields in kinds.items()}
-
-
-# The args kinds of out-of-tree plugins: decoded and defaulted when a pluginConfig gives them,
-# but an enabled plugin without one gets none (upstream: kube-scheduler adds default args from
-# its own plugin-args scheme, GetPluginArgConversionScheme, which has only in-tree kinds).
-OUT_OF_TREE_ARGS = {"CoschedulingArgs"}
 
 
 # Go's []byte: a base64 string in JSON (or an array of numbers); ``_ConfigDecoder`` reads it.
@@ -1094,7 +1092,7 @@ def set_defaults_kube_scheduler_profile(prof: dict[str, Any], api_version: str) 
     # v1beta2's pluginsNames leaves out multiPoint (its merge dropped the file's anyway).
     for name in sorted(plugins_needed(merged)):
         kind = name + "Args"
-        if name in existing or kind not in _args_schemas(api_version) or kind in OUT_OF_TREE_ARGS:
+        if name in existing or kind not in _args_schemas(api_version):
             continue
         args = VersionedArgs(name + "Args", api_version)
         default_args(args)

@@ -36,7 +36,7 @@ from kubernetes import client
 from kubernetes.client import V1Pod
 from kubernetes.utils import parse_quantity
 
-from minisched.informer import Informer, meta_namespace_key
+from minisched.informer import Informer, Store, meta_namespace_key
 
 from .. import podgroup
 from ..cycle_state import CycleState, NotFoundError
@@ -532,7 +532,17 @@ def new(args: Any, handle: Handle) -> Coscheduling:
     if not isinstance(args, CoschedulingArgs):
         got = "<nil>" if args is None else "*runtime.Unknown"
         raise ValueError(f"want args to be of type CoschedulingArgs, got {got}")
-    api_client = handle.client_set().api_client
+    schedule_timeout = float(args.permit_waiting_time_seconds)
+    client_set = handle.client_set()
+    if client_set is None:
+        # Differs from upstream, whose New needs the API server (it waits until the PodGroups
+        # are listed): a framework built without a client (``--config`` checks a file's
+        # profiles before it connects anywhere, minisched/cli.py) gets a plugin that knows
+        # no PodGroup.
+        empty: Store[PodGroup] = Store()
+        pg_mgr = PodGroupManager(None, None, schedule_timeout, empty, None, handle.clock.now)
+        return Coscheduling(handle, pg_mgr, schedule_timeout)
+    api_client = client_set.api_client
     objects = client.CustomObjectsApi(api_client)
     informer: Informer[PodGroup] = Informer(
         partial(
@@ -543,7 +553,6 @@ def new(args: Any, handle: Handle) -> Coscheduling:
         ),
         PodGroup,
     )
-    schedule_timeout = float(args.permit_waiting_time_seconds)
     pg_mgr = PodGroupManager(
         ApiPodGroupClient(api_client),
         handle.snapshot_shared_lister(),
