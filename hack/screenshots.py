@@ -106,6 +106,8 @@ SHOTS: dict[int, Shot] = {
     15: Shot("db2", (r"extender http://127\.0\.0\.1:\d+ 500 <- selected", r"under maintenance")),
     # Coscheduling: trio-a failed PreFilter (its group too small), then bound with its group.
     16: Shot("trio-a", (r"cannot find enough sibling pods", r"bound to node\d")),
+    # WebAssembly: pod8's scores, the guest's 10 on node8 beside the plugins'.
+    17: Shot("pod8", (r"wasm 10 <- selected",)),
 }
 
 

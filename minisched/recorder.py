@@ -37,6 +37,7 @@ step may record:
 ``error``        pod, message: anything else that went wrong for the pod
 ``extender``     pod, extender, verb, seconds (error): one call to an extender and how long it
                  took, timed by the scheduler itself (step 15 on)
+``guest``        pod, message: a line a WebAssembly guest logged while it served the pod
 ``say``          line: a line of the scenario's own (``Report.say``)
 ===============  ===========================================================================
 """

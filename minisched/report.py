@@ -298,6 +298,9 @@ class Report:
             took = f"{float(f['seconds']) * 1000:.1f} ms"
             failed = f", failed: {f['error']}" if f.get("error") else ""
             return f"extender {pod}: {f['verb']} took {took} ({f['extender']}){failed}"
+        if event == "guest":
+            # What a WebAssembly guest logged while it served this pod (step 17).
+            return f"guest    {pod}: {f['message']}"
         if event == "error":
             return f"error    {pod}: {f['message']}"
         return ""

@@ -116,6 +116,9 @@ def new_scheduler(
 EXTENDER_URL = "{extender}"
 # What --write-config-to shows for it, the run not having started one.
 EXTENDER_URL_SHOWN = "http://127.0.0.1:8888"
+# Where a scenario's CONFIG names a file of this repository (step 17: the wasm guest's
+# guestURL, file://{root}/guests/...): the runner writes the clone's root there.
+ROOT_DIR = "{root}"
 
 
 def scenario_config(step: steps.Step, extender_url: str = EXTENDER_URL_SHOWN) -> Any | None:
@@ -124,7 +127,7 @@ def scenario_config(step: steps.Step, extender_url: str = EXTENDER_URL_SHOWN) ->
     text = getattr(importlib.import_module(step.scenario), "CONFIG", None)
     if text is None or not has_setting(step, "config"):
         return None
-    text = text.replace(EXTENDER_URL, extender_url)
+    text = text.replace(EXTENDER_URL, extender_url).replace(ROOT_DIR, str(steps.ROOT))
     return importlib.import_module(f"{step.package}.config").load_config(text)
 
 

@@ -155,6 +155,12 @@ STEPS: tuple[Step, ...] = (
         "An out-of-tree plugin: Coscheduling",
         "gang scheduling: a PodGroup binds all or nothing (QueueSort, Permit, PodsToActivate)",
     ),
+    Step(
+        17,
+        "wasm",
+        "WebAssembly plugins",
+        "a plugin compiled to WebAssembly, loaded from a file: the wasm extension's guests",
+    ),
 )
 
 

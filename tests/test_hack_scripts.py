@@ -41,3 +41,31 @@ def test_measure_parallel_filter_runs_and_prints_its_table() -> None:
     assert [line[: len(row)] for line, row in zip(lines[2:], rows, strict=True)] == rows
     for line in lines[2:]:
         assert line.endswith(" ms") and line.count(" ms") == 2, line
+
+
+def test_measure_nodenumber_runs_and_prints_its_table() -> None:
+    """docs/step17-wasm.md runs it and quotes its table: the same NodeNumber as a Python
+    plugin, a WebAssembly guest and an extender."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "hack" / "measure-nodenumber.py"),
+            "--pods",
+            "4",
+            "--repeats",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "NodeNumber over 10 nodes, per pod (median of 1 rounds):"
+    labels = [line.split("  ")[1] for line in lines[1:]]
+    assert [label.strip() for label in labels] == [
+        "Python plugin",
+        "wasm guest (guests/nodenumber, WAT)",
+        "extender (HTTP, JSON)",
+    ]

@@ -280,6 +280,18 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "scenario: giant fits one pod, not three: Coscheduling rejected it; none bound",
         ],
     ),
+    17: (
+        # The WebAssembly guest scores the node of the pod's digit 10, the others 0; web has no
+        # digit, every node ties, and seed 1 picks node2 among the seven left empty.
+        lambda b: b == {"pod8": "node8", "pod3": "node3", "pod5": "node5", "web": "node2"},
+        [
+            "TaintToleration 300, wasm 10 <- selected",
+            "TaintToleration 300, wasm 0",
+            "score 507 (NodeAffinity 0, NodeResourcesBalancedAllocation 100, NodeResourcesFit 97, "
+            "TaintToleration 300, wasm 10)",
+            "7 nodes tied, picked at random",
+        ],
+    ),
 }
 
 

@@ -6,9 +6,11 @@ built-in types as protobuf by default (kube-scheduler's ``--kube-api-content-typ
 typed generators such as ``kubectl create namespace``), and does not retry as JSON on a 415.
 
 The wire format is parsed by Google's ``protobuf`` library; the message types are declared
-below (field numbers and types from upstream's ``generated.proto``) and built at run time, so
-there is no protoc step and no generated code in the repository. This module is imported on
-the first protobuf body only: the API server's start does not pay for ``google.protobuf``.
+below (field numbers and types from upstream's ``generated.proto``) and built at run time by
+``minisched/kproto.py``, which also declares the meta/v1 types shared with step 17's wasm
+plugin, so there is no protoc step and no generated code in the repository. This module is
+imported on the first protobuf body only: the API server's start does not pay for
+``google.protobuf``.
 
 Not implemented: protobuf for anything but the bodies of Binding (``pods/binding``),
 Namespace and events.k8s.io/v1 Event creates, and DeleteOptions (other protobuf bodies still
@@ -22,9 +24,10 @@ import base64
 import datetime
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
+
+from minisched import kproto
 
 JSON = dict[str, Any]
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -35,10 +38,11 @@ class ProtobufError(ValueError):
     pass
 
 
-# Message name -> [(field number, JSON name, type)]. A type is a scalar ("string", "int64",
-# "int32", "bool", "bytes"), "map" (map<string,string>), another message's name, or either of
-# those after "repeated ". Upstream's proto field names are the JSON names, so these are both.
-_MESSAGES: dict[str, list[tuple[int, str, str]]] = {
+# The messages of the bodies read here, by name; the meta/v1 ones (ObjectMeta, Time...) and
+# ObjectReference are the shared declarations of minisched/kproto.py (see Table there).
+_MESSAGES: kproto.Table = {
+    **kproto.META,
+    "ObjectReference": kproto.CORE_V1["ObjectReference"],
     # k8s.io.apimachinery.pkg.runtime
     "TypeMeta": [(1, "apiVersion", "string"), (2, "kind", "string")],
     "Unknown": [
@@ -48,31 +52,6 @@ _MESSAGES: dict[str, list[tuple[int, str, str]]] = {
         (4, "contentType", "string"),
     ],
     # k8s.io.apimachinery.pkg.apis.meta.v1
-    "Time": [(1, "seconds", "int64"), (2, "nanos", "int32")],
-    "MicroTime": [(1, "seconds", "int64"), (2, "nanos", "int32")],
-    "OwnerReference": [
-        (1, "kind", "string"),
-        (3, "name", "string"),
-        (4, "uid", "string"),
-        (5, "apiVersion", "string"),
-        (6, "controller", "bool"),
-        (7, "blockOwnerDeletion", "bool"),
-    ],
-    "ObjectMeta": [
-        (1, "name", "string"),
-        (2, "generateName", "string"),
-        (3, "namespace", "string"),
-        (5, "uid", "string"),
-        (6, "resourceVersion", "string"),
-        (7, "generation", "int64"),
-        (8, "creationTimestamp", "Time"),
-        (9, "deletionTimestamp", "Time"),
-        (10, "deletionGracePeriodSeconds", "int64"),
-        (11, "labels", "map"),
-        (12, "annotations", "map"),
-        (13, "ownerReferences", "repeated OwnerReference"),
-        (14, "finalizers", "repeated string"),
-    ],
     "Preconditions": [(1, "uid", "string"), (2, "resourceVersion", "string")],
     # The body of a DELETE (client-go sends one with every delete).
     "DeleteOptions": [
@@ -83,15 +62,6 @@ _MESSAGES: dict[str, list[tuple[int, str, str]]] = {
         (5, "dryRun", "repeated string"),
     ],
     # k8s.io.api.core.v1
-    "ObjectReference": [
-        (1, "kind", "string"),
-        (2, "namespace", "string"),
-        (3, "name", "string"),
-        (4, "uid", "string"),
-        (5, "apiVersion", "string"),
-        (6, "resourceVersion", "string"),
-        (7, "fieldPath", "string"),
-    ],
     "Binding": [(1, "metadata", "ObjectMeta"), (2, "target", "ObjectReference")],
     "NamespaceSpec": [(1, "finalizers", "repeated string")],
     "NamespaceStatus": [(1, "phase", "string")],
@@ -129,50 +99,7 @@ _KINDS = {
     ("v1", "Namespace"): "Namespace",
     ("events.k8s.io/v1", "Event"): "Event",
 }
-_PACKAGE = "minisched.k8s"
-_F = descriptor_pb2.FieldDescriptorProto
-
-
-def _field(number: int, name: str, kind: str) -> descriptor_pb2.FieldDescriptorProto:
-    repeated = kind.startswith("repeated ")
-    kind = kind.removeprefix("repeated ")
-    field = _F(name=name, number=number, label=_F.LABEL_REPEATED if repeated else _F.LABEL_OPTIONAL)
-    if kind in _MESSAGES or kind == "map":
-        field.type = _F.TYPE_MESSAGE
-    else:
-        field.type = _F.Type.Value("TYPE_" + kind.upper())
-    if kind in _MESSAGES:
-        field.type_name = f".{_PACKAGE}.{kind}"
-    return field
-
-
-def _build() -> dict[str, type[Message]]:
-    """The message classes, from a descriptor built here (proto2, as upstream's files are)."""
-    file = descriptor_pb2.FileDescriptorProto(name="minisched_k8s.proto", package=_PACKAGE)
-    for name, fields in _MESSAGES.items():
-        message = file.message_type.add(name=name)
-        for number, field_name, kind in fields:
-            field = message.field.add()
-            field.CopyFrom(_field(number, field_name, kind))
-            if kind == "map":
-                # A map<string,string> is a repeated nested <Name>Entry{key = 1; value = 2}.
-                entry = message.nested_type.add(
-                    name=field_name[0].upper() + field_name[1:] + "Entry"
-                )
-                entry.options.map_entry = True
-                entry.field.add().CopyFrom(_field(1, "key", "string"))
-                entry.field.add().CopyFrom(_field(2, "value", "string"))
-                field.label = _F.LABEL_REPEATED
-                field.type_name = f".{_PACKAGE}.{name}.{entry.name}"
-    pool = descriptor_pool.DescriptorPool()  # private: nothing else's types can clash
-    pool.Add(file)
-    return {
-        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
-        for name in _MESSAGES
-    }
-
-
-_CLASSES = _build()
+_CLASSES = kproto.build_messages("minisched.k8s", _MESSAGES)
 
 
 def _time(message: Any, micro: bool) -> str:
