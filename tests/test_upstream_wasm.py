@@ -1,12 +1,13 @@
 """Step 17's wasm host against kube-scheduler-wasm-extension's own tests and guests (opt-in).
 
-Ported from scheduler/plugin/plugin_test.go and wasm_test.go at 9b2791f (the ids name the
-upstream test and case), with upstream's guests, unmodified: the hand-written ones of
-scheduler/test/testdata (compiled from their .wat by wasmtime), the TinyGo test guests of
-guest/testdata and the examples. They are read from a local snapshot of the repository
-(``git show HEAD:path``) into a temporary directory: nothing of upstream's is in this
-repository. Without the snapshot the
-module skips.
+Ported from scheduler/plugin/plugin_test.go, wasm_test.go, pool_test.go and host_test.go at
+9b2791f (the ids or test names name the upstream test and case), with upstream's guests,
+unmodified: the hand-written ones of scheduler/test/testdata (compiled from their .wat by
+wasmtime), the TinyGo test guests of guest/testdata and the examples. They are read from a
+local snapshot of the repository (``git show HEAD:path``) into a temporary directory: nothing
+of upstream's is in this repository. Without the snapshot the module skips. host_test.go calls
+the host functions with a fake wazero module; here a small guest of this file's own (a .wat
+that forwards its arguments) calls them through the Linker the plugin defines.
 
 The cases v1.23's framework cannot express (a PreFilterResult, a status code or nominating
 mode outside the known ones, events about volumes) are strict xfails, with the reason.
@@ -17,11 +18,14 @@ i32``), wasmtime does not give it; expected messages are compared without it.
 from __future__ import annotations
 
 import gzip
+import itertools
+import json
 import logging
 import re
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import wasmtime
 import yaml
 from kubernetes import client
 
@@ -1322,9 +1327,282 @@ def test_get_waiting_pod(
     assert (status.code, status.message()) == (code, message)
 
 
+# --- pool_test.go: Test_guestPool_* --------------------------------------------------------------
+
+GuestPool = step_module(17, "plugins.wasm.pool").GuestPool
+
+
+@dataclass(eq=False)
+class CountedGuest:
+    """Upstream's testGuest: a guest numbered by the pool's calls to newGuest."""
+
+    val: int
+
+
+def counted_pool() -> Any:
+    """A pool whose newGuest numbers each guest it makes, from 1 (upstream: each test's
+    ``newGuestPool(ctx, func... { counter++ ... })``)."""
+    counter = itertools.count(1)
+    return GuestPool(lambda: CountedGuest(next(counter)))
+
+
+def scheduling_guest(pool: Any, pod_uid: str) -> Any:
+    """The guest ``do_with_scheduling_guest`` gives ``fn``."""
+    got: list[Any] = []
+    pool.do_with_scheduling_guest(pod_uid, got.append)
+    return got[0]
+
+
+def init_guest(pool: Any) -> Any:
+    """The guest ``do_with_guest`` gives ``fn``."""
+    got: list[Any] = []
+    pool.do_with_guest(got.append)
+    return got[0]
+
+
+def test_guest_pool_do_with_guest() -> None:
+    """Upstream: Test_guestPool_doWithGuest."""
+    uid = str(uuid.uuid4())
+    pool = counted_pool()
+    # Before any scheduling cycle.
+    g1 = init_guest(pool)
+    assert (pool.scheduled_pod_uid, pool.scheduled) == ("", None)
+    # A scheduling cycle takes it; EventsToRegister takes it back and ends the cycle.
+    scheduling_guest(pool, uid)
+    g2 = init_guest(pool)
+    assert (pool.scheduled_pod_uid, pool.scheduled) == ("", None)
+    assert g2 is g1
+    # While the guest is in a binding cycle, EventsToRegister needs a new one.
+    scheduling_guest(pool, uid)
+    pool.get_for_binding(uid)
+    g2 = init_guest(pool)
+    assert g2 is not g1
+    assert g2.val == 2
+
+
+def test_guest_pool_do_with_scheduling_guest() -> None:
+    """Upstream: Test_guestPool_doWithSchedulingGuest."""
+    uid, different_uid = str(uuid.uuid4()), str(uuid.uuid4())
+    pool = counted_pool()
+    g1 = scheduling_guest(pool, uid)
+    assert g1 is not None
+    assert pool.scheduled_pod_uid == uid
+    assert pool.scheduled is g1
+    # Scheduling cycles run one after another: a different pod takes over the same guest.
+    g2 = scheduling_guest(pool, different_uid)
+    assert g2 is not None
+    assert pool.scheduled_pod_uid == different_uid
+    assert g2 is g1
+
+
+def test_guest_pool_get_for_binding() -> None:
+    """Upstream: Test_guestPool_getForBinding."""
+    uid, different_uid = str(uuid.uuid4()), str(uuid.uuid4())
+    pool = counted_pool()
+    g1 = scheduling_guest(pool, uid)
+    pool.get_for_binding(uid)  # the scheduling guest moves to the binding cycle
+    assert (pool.scheduled_pod_uid, pool.scheduled) == ("", None)
+    g2 = scheduling_guest(pool, different_uid)
+    g3 = pool.get_for_binding(different_uid)
+    assert g3 is g2
+    assert pool.binding == {uid: g1, different_uid: g2}
+    # Asked again, the pod's binding cycle keeps its guest.
+    assert pool.get_for_binding(different_uid) is g2
+
+
+def test_guest_pool_free_from_binding() -> None:
+    """Upstream: Test_guestPool_freeFromBinding."""
+    uid = str(uuid.uuid4())
+    pool = counted_pool()
+    g1 = scheduling_guest(pool, uid)
+    pool.get_for_binding(uid)
+    pool.free_from_binding(uid)
+    assert pool.free == [g1]
+    assert pool.binding == {}
+
+
+# --- plugin_test.go: Test_guestPool_bindingCycles, Test_guestPool_assignedToSchedulingPod ------
+
+
+def cycle_pods() -> tuple[client.V1Pod, client.V1Pod]:
+    """Two pods of new UIDs on good-node (upstream: st.MakePod().UID(uuid.New()...))."""
+
+    def pod(name: str) -> client.V1Pod:
+        return client.V1Pod(
+            metadata=client.V1ObjectMeta(name=name, uid=str(uuid.uuid4())),
+            spec=client.V1PodSpec(containers=[], node_name="good-node"),
+        )
+
+    return pod("test-pod"), pod("test-pod2")
+
+
+def test_guest_pool_binding_cycles(
+    guest: Callable[[str], str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Upstream: Test_guestPool_bindingCycles. The cyclestate guest panics whenever its
+    CycleState or cached pod is not the one of the pod's cycle: each success says the right
+    instance served the call."""
+    p = new(guest(TINYGO_TEST.format("cyclestate")))
+    pod, next_pod = cycle_pods()
+    s = state()  # upstream passes nil: the guest's CycleState lives inside the guest
+    ni = node_info(NODE_SMALL)
+    assert p.pre_filter(s, pod).is_success()
+    assert p.filter(s, pod, ni).is_success()
+    assert p.pool.scheduled_pod_uid == pod.metadata.uid
+    # pod goes to its binding cycle.
+    assert p.permit(s, pod, "node")[0].is_success()
+    assert len(p.pool.binding) == 1
+    # Another scheduling cycle, for next_pod (upstream filters ``pod`` in it: so does this).
+    assert p.pre_filter(s, next_pod).is_success()
+    assert p.pool.scheduled_pod_uid == next_pod.metadata.uid
+    assert p.filter(s, pod, ni).is_success()
+    assert p.permit(s, next_pod, "node")[0].is_success()
+    assert set(p.pool.binding) == {pod.metadata.uid, next_pod.metadata.uid}
+    # pod is rejected in its binding cycle.
+    with caplog.at_level(logging.ERROR):
+        p.unreserve(s, pod, "node")
+    assert set(p.pool.binding) == {next_pod.metadata.uid}
+    # Not upstream's check: the step calls the pod's binding guest, whose state passes the
+    # guest's Unreserve; upstream calls a scheduling guest (here a new one), which panics there.
+    assert logged_errors(caplog) == []
+    # next_pod's binding cycle runs to its end.
+    assert p.pre_bind(s, next_pod, "node").is_success()
+    assert p.bind(s, next_pod, "node").is_success()
+    with caplog.at_level(logging.ERROR):
+        p.post_bind(s, next_pod, "node")
+    assert logged_errors(caplog) == []
+    assert p.pool.binding == {}
+
+
+def test_guest_pool_assigned_to_scheduling_pod(guest: Callable[[str], str]) -> None:
+    """Upstream: Test_guestPool_assignedToSchedulingPod."""
+    p = new(guest(TINYGO_TEST.format("cyclestate")))
+    pod, next_pod = cycle_pods()
+    s = state()
+    assert p.pre_filter(s, pod).is_success()
+    assert p.filter(s, pod, node_info(make_node("good-node"))).is_success()
+    assert p.pool.scheduled_pod_uid == pod.metadata.uid
+    # PreFilter of another pod: pod's scheduling cycle is over, and its guest serves next_pod.
+    p.pre_filter(s, next_pod)
+    assert p.pool.scheduled_pod_uid == next_pod.metadata.uid
+    assert p.pool.free == []
+
+
+# --- host_test.go: the host functions, called by a guest through the host's Linker -------------
+
+plugin_module = step_module(17, "plugins.wasm.plugin")
+host_module = step_module(17, "plugins.wasm.host")
+
+
+def forwarder_wat(module: str, name: str, params: int) -> str:
+    """A guest that exports its memory and ``call``, which hands its ``params`` i32s to the
+    host function ``module.name`` (upstream calls the Go function with a fake module instead:
+    wazerotest.NewModule)."""
+    types = " ".join(["i32"] * params)
+    args = " ".join(f"(local.get {i})" for i in range(params))
+    return f"""(module
+  (import "{module}" "{name}" (func $host (param {types})))
+  (memory (export "memory") 1)
+  (func (export "call") (param {types}) (call $host {args})))
+"""
+
+
+@pytest.fixture(scope="module")
+def call_host(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., None]:
+    """``call_host(handle, module, name, memory, *params)``: write ``memory`` (offset: bytes)
+    into a forwarder guest's memory, then call the host function with ``params``. The runtime
+    is the plugin's own (prepare_runtime: WASI and Host.define on one Linker), at severity info
+    (upstream: host{logSeverity: severityInfo})."""
+    directory = tmp_path_factory.mktemp("host-wat")
+
+    def call(handle: Any, module: str, name: str, memory: dict[int, bytes], *params: int) -> None:
+        path = directory / f"{name}.wat"
+        path.write_text(forwarder_wat(module, name, len(params)))
+        config = plugin_module.PluginConfig(guest_url=f"file://{path}", log_severity=0)
+        compiled, linker = plugin_module.prepare_runtime(handle, config)
+        store = wasmtime.Store(plugin_module.engine())
+        exports = linker.instantiate(store, compiled).exports(store)
+        for offset, data in memory.items():
+            exports["memory"].write(store, data, offset)
+        exports["call"](store, *params)
+
+    return call
+
+
+def klog_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == host_module.__name__]
+
+
+def test_k8s_klog_log_fn(call_host: Callable[..., None], caplog: pytest.LogCaptureFixture) -> None:
+    """Upstream: Test_k8sKlogLogFn (klog adds the newline Python logging does not)."""
+    message = b"hello"
+    with caplog.at_level(logging.INFO, logger=host_module.__name__):
+        call_host(None, "k8s.io/klog", "log", {0: message}, 0, 0, len(message))
+    assert klog_lines(caplog) == ["hello"]
+
+
+def test_k8s_klog_logs_fn(call_host: Callable[..., None], caplog: pytest.LogCaptureFixture) -> None:
+    """Upstream: Test_k8sKlogLogsFn: klog.InfoS quotes the message."""
+    message, kvs = b"hello", b"err\x00unhandled\x00"
+    with caplog.at_level(logging.INFO, logger=host_module.__name__):
+        call_host(None, "k8s.io/klog", "logs", {0: message, 32: kvs}, 0, 0, 5, 32, len(kvs))
+    assert klog_lines(caplog) == ['"hello" err="unhandled"']
+
+
+class UpstreamRecorder:
+    """Upstream's test.FakeRecorder: it keeps the last event as ``[name ]type reason action
+    note``, the regarding object's name first when it has one."""
+
+    def __init__(self) -> None:
+        self.event_msg = ""
+
+    def eventf(self, obj: Any, type_: str, reason: str, action: str, note: str) -> None:
+        name = obj.metadata.name
+        self.event_msg = " ".join([name] * bool(name) + [type_, reason, action, note])
+
+
+def test_k8s_handle_event_recorder_eventf_fn(call_host: Callable[..., None]) -> None:
+    """Upstream: Test_k8sHandleEventRecorderEventFn (the message as Go's json.Marshal writes
+    an EventMessage of empty references)."""
+    reference = dict.fromkeys(
+        ["Kind", "APIVersion", "Name", "Namespace", "UID", "ResourceVersion"], ""
+    )
+    message = {
+        "RegardingReference": reference,
+        "RelatedReference": reference,
+        "Eventtype": "event",
+        "Reason": "reason",
+        "Action": "action",
+        "Note": "note",
+    }
+    data = json.dumps(message, separators=(",", ":")).encode()
+    recorder = UpstreamRecorder()
+    handle = UpstreamHandle(recorder_events=recorder)  # what its event_recorder() gives
+    call_host(handle, "k8s.io/scheduler", "handle.eventrecorder.eventf", {0: data}, 0, len(data))
+    assert recorder.event_msg == "event reason action note"
+
+
+def test_k8s_handle_get_waiting_pod_fn(call_host: Callable[..., None]) -> None:
+    """Upstream: Test_k8sHandleGetWaitingPodFn. With a buf_limit of 0 the pod is not written
+    (the guest would see nothing): the test checks what the handle was asked."""
+    uid = b"handle-test"
+    handle = UpstreamHandle()
+    call_host(handle, "k8s.io/scheduler", "handle.get_waiting_pod", {0: uid}, 0, len(uid), 0, 0)
+    assert handle.get_waiting_pod_value is not None
+    assert handle.get_waiting_pod_value.get_pod().metadata.uid == uid.decode()
+
+
+def test_k8s_handle_reject_waiting_pod_fn(call_host: Callable[..., None]) -> None:
+    """Upstream: Test_k8sHandleRejectWaitingPodFn."""
+    uid = b"c6feae3a-7082-42a5-a5ec-6ae2e1603727"
+    handle = UpstreamHandle()
+    call_host(handle, "k8s.io/scheduler", "handle.reject_waiting_pod", {0: uid}, 0, len(uid), 0, 0)
+    assert handle.reject_waiting_pod_value == uid.decode()
+
+
 # --- wasm_test.go: Test_getURL, Test_httpGet -----------------------------------------------------
 
-get_url = step_module(17, "plugins.wasm.plugin").get_url
+get_url = plugin_module.get_url
 
 
 @pytest.fixture(scope="module")

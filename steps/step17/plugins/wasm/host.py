@@ -303,7 +303,12 @@ class Host:
     def klog_logs(
         self, caller: Caller, severity: int, msg: int, msg_len: int, kvs: int, kvs_len: int
     ) -> None:
-        """klog.InfoS / klog.ErrorS: a message and key/value pairs, NUL-terminated strings."""
+        """klog.InfoS / klog.ErrorS: a message and key/value pairs, NUL-terminated strings.
+
+        The line is klog's structured one: the message quoted, then ``key="value"`` pairs
+        (``"hello" err="unhandled"``), as the host writes its own errors. The report gets it
+        unquoted.
+        """
         if kvs_len == 0:  # no key-values is unlikely, but possible
             self.klog_log(caller, severity, msg, msg_len)
             return
@@ -315,7 +320,7 @@ class Host:
         except MemoryError:
             return
         kv = " ".join(f'{k}="{v}"' for k, v in zip(pairs[::2], pairs[1::2], strict=False))
-        log.log(_level(severity), "%s %s", text, kv)
+        log.log(_level(severity), '"%s" %s', text, kv)
         self._record_log(f"{text} {kv}")
 
     # --- k8s.io/scheduler: inputs ---------------------------------------------------------
