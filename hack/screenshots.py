@@ -108,6 +108,8 @@ SHOTS: dict[int, Shot] = {
     16: Shot("trio-a", (r"cannot find enough sibling pods", r"bound to node\d")),
     # WebAssembly: pod8's scores, the guest's 10 on node8 beside the plugins'.
     17: Shot("pod8", (r"wasm 10 <- selected",)),
+    # Fast: step 17's story, the same scores.
+    18: Shot("pod8", (r"wasm 10 <- selected",)),
 }
 
 

@@ -331,10 +331,19 @@ def least_allocated(step: int, pod: client.V1Pod, node: client.V1Node, *pods: cl
     sched.cache.update_snapshot(sched.snapshot)
     [fit] = [p for p in framework_of(sched).score_plugins if p.name() == NAME]
     cycle_state = step_module(step, "cycle_state")
-    # v1.23's Fit has no PreScore: Score computes the pod's request itself, for every node.
-    assert not hasattr(fit, "pre_score")
-    score, status = fit.score(cycle_state.CycleState(), pod, node.metadata.name)
-    assert status.is_success(), status
+    state = cycle_state.CycleState()
+    if not hasattr(fit, "pre_score"):
+        # v1.23's Fit has no PreScore: Score computes the pod's request itself, for every node.
+        score, status = fit.score(state, pod, node.metadata.name)
+        assert status.is_success(), status
+        return score
+    # Step 18 (v1.27's shape): PreScore works the pod's request out once; a Score that finds
+    # no PreScore state computes it itself, to the same score.
+    alone, alone_status = fit.score(cycle_state.CycleState(), pod, node.metadata.name)
+    assert fit.pre_score(state, pod, [node]).is_success()
+    score, status = fit.score(state, pod, node.metadata.name)
+    assert status.is_success() and alone_status.is_success(), (status, alone_status)
+    assert score == alone
     return score
 
 

@@ -292,6 +292,16 @@ EXPECTED: dict[int, tuple[Callable[[dict[str, str | None]], bool], list[str]]] =
             "7 nodes tied, picked at random",
         ],
     ),
+    # Step 18 tells step 17's story: every pod where step 17 put it, with the same scores.
+    18: (
+        lambda b: b == {"pod8": "node8", "pod3": "node3", "pod5": "node5", "web": "node2"},
+        [
+            "TaintToleration 300, wasm 10 <- selected",
+            "score 507 (NodeAffinity 0, NodeResourcesBalancedAllocation 100, NodeResourcesFit 97, "
+            "TaintToleration 300, wasm 10)",
+            "7 nodes tied, picked at random",
+        ],
+    ),
 }
 
 
