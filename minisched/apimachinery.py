@@ -566,3 +566,17 @@ def validate_label_name(label_name: str, path: str) -> list[FieldError]:
     """One Invalid error per thing wrong with ``label_name`` as a label key, ``[prefix/]name``
     (upstream: metav1validation.ValidateLabelName)."""
     return [invalid(path, label_name, msg) for msg in is_qualified_name(label_name)]
+
+
+def json_kind(value: Any) -> str:
+    """How Go's encoding/json names a decoded JSON value's kind in its errors ("json: cannot
+    unmarshal <kind> into Go struct field ...")."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from .apimachinery import go_quote
+from .apimachinery import go_quote, json_kind
 
 
 class DecodeError(ValueError):
@@ -251,19 +251,6 @@ DURATION = Scalar("duration", "string")
 TYPE_META: dict[str, Type] = {"apiVersion": STRING, "kind": STRING}
 
 # --- strict decoding (sigs.k8s.io/json, as the json serializer runs it) ---------------------
-
-
-def json_kind(value: Any) -> str:
-    """How Go's json errors name a JSON value's kind."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def go_number(value: int | float) -> str:

@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..apimachinery import json_kind
 from . import errors, validation
 from .errors import FieldError
 
@@ -627,8 +628,7 @@ def check_schema_types(schema: Any, path: str) -> None:
 
     def fail(value: Any, field: str, go: str) -> validation.DecodeError:
         return validation.DecodeError(
-            f"json: cannot unmarshal {validation._json_type(value)} into Go struct field "
-            f"{field} of type {go}"
+            f"json: cannot unmarshal {json_kind(value)} into Go struct field {field} of type {go}"
         )
 
     stack = [(schema, path)]
@@ -1056,10 +1056,6 @@ _OBJECT_META = {
 }
 
 
-def _json_kind(value: Any) -> str:
-    return validation._json_type(value)
-
-
 def _meta_type_error(key: str, value: Any, go: str) -> str | None:
     if value is None:
         return None
@@ -1078,11 +1074,11 @@ def _meta_type_error(key: str, value: Any, go: str) -> str | None:
     head = "json: cannot unmarshal"
     if go == "map[string]string" and isinstance(value, dict):
         bad = next(v for v in value.values() if not isinstance(v, str))
-        return f"{head} {_json_kind(bad)} into Go struct field ObjectMeta.{key} of type string"
+        return f"{head} {json_kind(bad)} into Go struct field ObjectMeta.{key} of type string"
     if go == "[]string" and isinstance(value, list):
         bad = next(v for v in value if not isinstance(v, str))
-        return f"{head} {_json_kind(bad)} into Go struct field ObjectMeta.{key} of type string"
-    return f"{head} {_json_kind(value)} into Go struct field ObjectMeta.{key} of type {go}"
+        return f"{head} {json_kind(bad)} into Go struct field ObjectMeta.{key} of type string"
+    return f"{head} {json_kind(value)} into Go struct field ObjectMeta.{key} of type {go}"
 
 
 def _summary(data: bytes, limit: int = 30) -> str:
@@ -1106,7 +1102,7 @@ def decode(kind: CustomKind, body: Any, raw: bytes = b"") -> tuple[JSON, list[st
     prefix = f"the object provided is unrecognized (must be of type {kind.kind}): "
     suffix = f" ({_summary(raw)})"
     if not isinstance(body, dict):
-        what = "array" if isinstance(body, list) else _json_kind(body)
+        what = "array" if isinstance(body, list) else json_kind(body)
         raise errors.bad_request(
             prefix + "couldn't get version/kind; json parse error: json: cannot unmarshal "
             f"{what} into Go value of type struct {{ APIVersion string "
@@ -1116,7 +1112,7 @@ def decode(kind: CustomKind, body: Any, raw: bytes = b"") -> tuple[JSON, list[st
         if key in body and body[key] is not None and not isinstance(body[key], str):
             raise errors.bad_request(
                 prefix + "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{_json_kind(body[key])} into Go struct field .{key} of type string" + suffix
+                f"{json_kind(body[key])} into Go struct field .{key} of type string" + suffix
             )
     obj_kind, api_version = body.get("kind") or "", body.get("apiVersion") or ""
     if not obj_kind:
@@ -1135,7 +1131,7 @@ def decode(kind: CustomKind, body: Any, raw: bytes = b"") -> tuple[JSON, list[st
     elif not isinstance(meta, dict):
         raise errors.bad_request(
             f'{obj_kind} in version "{kind.version}" cannot be handled as a {obj_kind}: json: '
-            f"cannot unmarshal {_json_kind(meta)} into Go value of type v1.ObjectMeta"
+            f"cannot unmarshal {json_kind(meta)} into Go value of type v1.ObjectMeta"
         )
     for key in list(meta):
         go = _OBJECT_META.get(key)
@@ -1267,6 +1263,26 @@ def _type_name(value: Any) -> str:
     return "object"
 
 
+def _count_bounds(
+    count: int,
+    schema: JSON,
+    keys: tuple[str, str],
+    noun: str,
+    field: str,
+    name: str,
+    errs: list[FieldError],
+) -> None:
+    """minItems/maxItems or minProperties/maxProperties: the sliceValidator's and the
+    objectValidator's counts. field.TooMany says "items" for properties too."""
+    low, high = schema.get(keys[0]), schema.get(keys[1])
+    if isinstance(low, int) and count < low:
+        errs.append(
+            FieldError("Invalid", field, f"{_where(name)} should have at least {low} {noun}", count)
+        )
+    if isinstance(high, int) and count > high:
+        errs.append(FieldError("TooMany", field, f"must have at most {high} items", count))
+
+
 def _field(root: str | None, name: str) -> str:
     """The field path of an error: the validator's root (``status`` or none) and the name."""
     name = name.lstrip(".")
@@ -1373,38 +1389,13 @@ def _after_type(
         if items is not None:
             for i, item in enumerate(value):
                 errs += validate(item, items, f"{name}[{i}]", root)
-        min_items, max_items = schema.get("minItems"), schema.get("maxItems")
-        if isinstance(min_items, int) and len(value) < min_items:
-            errs.append(
-                FieldError(
-                    "Invalid",
-                    field,
-                    f"{_where(name)} should have at least {min_items} items",
-                    len(value),
-                )
-            )
-        if isinstance(max_items, int) and len(value) > max_items:
-            errs.append(
-                FieldError("TooMany", field, f"must have at most {max_items} items", len(value))
-            )
+        _count_bounds(len(value), schema, ("minItems", "maxItems"), "items", field, name, errs)
     # commonValidator
     _enum(value, schema, field, name, errs)
     # objectValidator
     if actual == "object":
-        min_props, max_props = schema.get("minProperties"), schema.get("maxProperties")
-        if isinstance(min_props, int) and len(value) < min_props:
-            errs.append(
-                FieldError(
-                    "Invalid",
-                    field,
-                    f"{_where(name)} should have at least {min_props} properties",
-                    len(value),
-                )
-            )
-        if isinstance(max_props, int) and len(value) > max_props:
-            errs.append(
-                FieldError("TooMany", field, f"must have at most {max_props} items", len(value))
-            )
+        bounds = ("minProperties", "maxProperties")
+        _count_bounds(len(value), schema, bounds, "properties", field, name, errs)
         props, extra = _props(schema), _additional(schema)
         olds = old if isinstance(old, dict) else {}
         if extra is not None:

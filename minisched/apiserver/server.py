@@ -56,15 +56,21 @@ class Route:
     watch_prefix: bool = False  # legacy /api/v1/watch/... paths
 
 
-def parse_api_path(parts: list[str], resources: dict[str, Resource] = RESOURCES) -> Route:
-    """Parse the segments after ``/api/v1`` (or ``/apis/{group}/{version}`` with that
-    version's ``resources``); raise 404 for anything we do not serve."""
+def _watch_and_namespace(parts: list[str]) -> tuple[bool, str | None, list[str]]:
+    """A path's legacy ``watch/`` prefix and ``namespaces/{ns}/`` scope, and the rest."""
     watch = False
     if parts and parts[0] == "watch":
         watch, parts = True, parts[1:]
     namespace: str | None = None
     if len(parts) >= 3 and parts[0] == "namespaces":
         namespace, parts = parts[1], parts[2:]
+    return watch, namespace, parts
+
+
+def parse_api_path(parts: list[str], resources: dict[str, Resource] = RESOURCES) -> Route:
+    """Parse the segments after ``/api/v1`` (or ``/apis/{group}/{version}`` with that
+    version's ``resources``); raise 404 for anything we do not serve."""
+    watch, namespace, parts = _watch_and_namespace(parts)
     if not parts or not all(parts):
         raise errors.unknown_path()
     name = parts[0]
@@ -90,12 +96,7 @@ def parse_custom_path(parts: list[str], served: dict[str, Resource], method: str
     """Parse the segments after ``/apis/{group}/{version}`` for custom resources; None where
     the CRD handler leaves the request to Go's NotFound: an unknown resource, the wrong
     scope (a namespaced resource without a namespace is only listed and watched)."""
-    watch = False
-    if parts and parts[0] == "watch":
-        watch, parts = True, parts[1:]
-    namespace: str | None = None
-    if len(parts) >= 3 and parts[0] == "namespaces":
-        namespace, parts = parts[1], parts[2:]
+    watch, namespace, parts = _watch_and_namespace(parts)
     if not parts or not all(parts) or len(parts) > 3:
         return None
     res = served.get(parts[0])

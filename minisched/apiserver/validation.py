@@ -16,6 +16,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..apimachinery import json_kind
 from .errors import FieldError
 
 JSON = dict[str, Any]
@@ -283,25 +284,13 @@ TYPES = {
 }
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 class DecodeError(ValueError):
     """A body whose JSON types do not fit the Go struct (answered as a 400 BadRequest)."""
 
 
 def _mismatch(value: Any, path: str, go_type: str) -> DecodeError:
     return DecodeError(
-        f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type {go_type}"
+        f"json: cannot unmarshal {json_kind(value)} into Go struct field {path} of type {go_type}"
     )
 
 
