@@ -35,6 +35,8 @@ from typing import Any
 
 from kubernetes import client
 
+from .leanclient import LeanCoreV1Api
+
 log = logging.getLogger(__name__)
 
 BUFFER = 1000  # client-go: maxQueuedEvents
@@ -64,8 +66,10 @@ class EventRecorder:
     """
 
     def __init__(self, api_client: client.ApiClient, component: str = "minisched") -> None:
-        # client-go: the broadcaster's sink, EventSinkImpl, over the typed core/v1 client.
-        self.core = client.CoreV1Api(api_client)
+        # client-go: the broadcaster's sink, EventSinkImpl, over the typed core/v1 client. Its
+        # one call, create_namespaced_event, skips the generated method's validation of every
+        # argument (leanclient.py): the same request, less CPU per event.
+        self.core = LeanCoreV1Api(api_client)
         self.component = component
         self._events: queue.Queue[dict[str, Any] | None] = queue.Queue(BUFFER)
         self._thread: threading.Thread | None = None

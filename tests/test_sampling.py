@@ -155,6 +155,16 @@ def test_a_filter_error_still_moves_the_index_by_the_nodes_checked_before_it(ste
         return real(state, pod, node_info)
 
     framework_of(sched).run_filter_plugins_with_nominated_pods = failing_at_n050
+    batch = getattr(framework_of(sched), "run_filter_plugins_batch", None)
+    if batch is not None:
+        # Step 18 filters every node at once, then runs the Filter plugins again only on the
+        # nodes that failed: make n-050x one of them, so its own run errors there.
+        def batch_failing_n050(state: Any, pod: Any, nodes: Any) -> Any:
+            passed = batch(state, pod, nodes)
+            passed[nodes.index["n-050x"]] = False
+            return passed
+
+        framework_of(sched).run_filter_plugins_batch = batch_failing_n050
     pod = pod_asking("broken", container("c", cpu="1", memory="1Gi"))
     add_pods(sched, pod)
     sched.scheduling_queue.add(pod)

@@ -309,6 +309,7 @@ class Cache:
                 if node_info.node() is None:
                     continue  # a ghost
                 clone = node_info.clone()
+                snapshot.changed.add(name)
                 existing = snapshot.node_info_map.get(name)
                 if existing is None:
                     update_all_lists = True

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from kubernetes.client import V1Node, V1Pod
-from kubernetes.utils import parse_quantity
 
 from minisched.clock import Clock
+from minisched.quantity import parse_quantity
 from minisched.recorder import Recorder
 
 from .cycle_state import CycleState

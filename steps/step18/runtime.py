@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import numpy as np
 from kubernetes.client import V1Node, V1Pod
 
 from minisched.clock import Clock
@@ -21,6 +22,7 @@ from minisched.recorder import NullRecorder, Recorder
 from . import config, framework
 from .config import KubeSchedulerProfile
 from .cycle_state import CycleState
+from .nodearrays import NodeArrays
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 log = logging.getLogger(__name__)
@@ -362,6 +364,31 @@ class Framework:
                 return status
         return status
 
+    def run_filter_plugins_batch(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays
+    ) -> np.ndarray | None:
+        """Which nodes pass every Filter plugin, decided for all nodes at once: a mask in the
+        snapshot's node order. None when a plugin cannot decide so for this pod (it has no
+        ``filter_nodes``, or its answer depends on what only its node-by-node Filter reads),
+        or when pods are nominated: then Filter runs node by node, with them counted.
+
+        What a node that fails was rejected for is not in the mask: the caller asks
+        run_filter_plugins_with_nominated_pods for those nodes, which says it in upstream's
+        words.
+        """
+        if self.pod_nominator is not None:
+            has_nominated_pods = getattr(self.pod_nominator, "has_nominated_pods", None)
+            if has_nominated_pods is None or has_nominated_pods():
+                return None
+        passed: np.ndarray | None = None
+        for pl in self.filter_plugins:
+            filter_nodes = getattr(pl, "filter_nodes", None)
+            mask = filter_nodes(state, pod, nodes) if filter_nodes is not None else None
+            if mask is None:
+                return None
+            passed = mask if passed is None else passed & mask
+        return passed if passed is not None else np.ones(len(nodes), bool)
+
     # --- PostFilter -------------------------------------------------------------------------
 
     def has_post_filter_plugins(self) -> bool:
@@ -478,6 +505,70 @@ class Framework:
                 node_score.score *= weight
         return plugin_to_node_scores, framework.Status()
 
+    def run_score_plugins_batch(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], framework.Status]:
+        """run_score_plugins for the nodes at ``idx``, each plugin's scores an array: from its
+        ``score_nodes`` where it has one and can answer, else from its Score node by node. The
+        same three phases, the same errors."""
+        # The nodes' names, made for the first plugin that scores or normalizes node by node.
+        names: list[str] | None = None
+        plugin_to_scores: dict[str, np.ndarray] = {}
+        for pl in self.score_plugins:
+            score_nodes = getattr(pl, "score_nodes", None)
+            scores = score_nodes(state, pod, nodes, idx) if score_nodes is not None else None
+            if scores is None:
+                if names is None:
+                    names = [nodes.names[i] for i in idx.tolist()]
+                values = []
+                for name in names:
+                    score, status = pl.score(state, pod, name)
+                    if not status.is_success():
+                        err = Exception(f'plugin "{pl.name()}" failed with: {status.as_error()}')
+                        return {}, framework.as_status(Exception(f"running Score plugins: {err}"))
+                    values.append(score)
+                scores = np.array(values, np.int64)
+            plugin_to_scores[pl.name()] = scores
+
+        for pl in self.score_plugins:
+            extensions = pl.score_extensions()
+            if extensions is None:
+                continue
+            normalize_scores = getattr(extensions, "normalize_scores", None)
+            if normalize_scores is not None:
+                plugin_to_scores[pl.name()] = normalize_scores(
+                    state, pod, plugin_to_scores[pl.name()]
+                )
+                continue
+            if names is None:
+                names = [nodes.names[i] for i in idx.tolist()]
+            node_scores = [
+                framework.NodeScore(name, int(score))
+                for name, score in zip(names, plugin_to_scores[pl.name()], strict=True)
+            ]
+            status = extensions.normalize_score(state, pod, node_scores)
+            if not status.is_success():
+                err = Exception(f'plugin "{pl.name()}" failed with: {status.as_error()}')
+                return {}, framework.as_status(
+                    Exception(f"running Normalize on Score plugins: {err}")
+                )
+            plugin_to_scores[pl.name()] = np.array([ns.score for ns in node_scores], np.int64)
+
+        low, high = framework.MIN_NODE_SCORE, framework.MAX_NODE_SCORE
+        for pl in self.score_plugins:
+            scores = plugin_to_scores[pl.name()]
+            out_of_range = np.flatnonzero((scores < low) | (scores > high))
+            if out_of_range.size:
+                err = Exception(
+                    f'plugin "{pl.name()}" returns an invalid score {scores[out_of_range[0]]}, '
+                    f"it should in the range of [{low}, {high}] after normalizing"
+                )
+                return {}, framework.as_status(
+                    Exception(f"applying score defaultWeights on Score plugins: {err}")
+                )
+            plugin_to_scores[pl.name()] = scores * self.score_plugin_weight[pl.name()]
+        return plugin_to_scores, framework.Status()
+
     # --- Reserve ----------------------------------------------------------------------------
 
     def run_reserve_plugins_reserve(
@@ -537,6 +628,8 @@ class Framework:
         NodeNumber does just that through GetWaitingPod, and crashes on node0 (a 0 s timer)
         when the timer wins the race against the registration.
         """
+        if not self.permit_plugins:
+            return framework.Status()  # nobody to ask: no waiting pod to register
         key = meta_namespace_key(pod)
         uid = pod.metadata.uid
         waiting_pod = WaitingPod(pod, self.clock)
@@ -714,6 +807,8 @@ class PodNominator(Protocol):
     queue's nominator implements it)."""
 
     def nominated_pods_for_node(self, node_name: str) -> list[V1Pod]: ...
+
+    def has_nominated_pods(self) -> bool: ...
 
 
 def add_nominated_pods(

@@ -25,6 +25,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+import numpy as np
 from kubernetes import client
 
 from minisched.cluster import connection_error_reason
@@ -36,6 +37,7 @@ from minisched.recorder import NullRecorder, Recorder
 from . import framework
 from .cycle_state import CycleState, NotFoundError
 from .framework import Code, NominatingInfo, NominatingMode, QueuedPodInfo, mode_of
+from .nodearrays import FeasibleNodes, NodeArrays
 from .runtime import Framework
 from .scheduling_queue import ASSIGNED_POD_DELETE, nominated_node_name
 
@@ -324,6 +326,10 @@ def schedule_pod(
     if len(feasible_nodes) == 1:
         return feasible_nodes[0].metadata.name
 
+    if not sched.extenders and fwk.has_score_plugins():
+        # Every node's score at once, from the columns (nodearrays.py).
+        rows, totals = prioritize_nodes_batch(sched, fwk, state, pod, feasible_nodes)
+        return sched.snapshot.node_arrays().names[rows[select_host_batch(sched, totals)]]
     priority_list = prioritize_nodes(sched, fwk, state, pod, feasible_nodes)
     return select_host(sched, priority_list)
 
@@ -475,6 +481,13 @@ def find_nodes_that_pass_filters(
     )
     # The index of the cycle before, which may have seen more nodes than this one.
     start = sched.next_start_node_index % num_all_nodes
+    if nodes is sched.snapshot.node_info_list:
+        arrays = sched.snapshot.node_arrays()
+        passed = fwk.run_filter_plugins_batch(state, pod, arrays)
+        if passed is not None:
+            return _pass_filters_batch(
+                sched, fwk, state, pod, diagnosis, arrays, passed, start, num_nodes_to_find
+            )
     # With no Filter plugin every node passes, and this takes the next ones in turn, as
     # upstream's shortcut for that case does.
     feasible_nodes: list[client.V1Node] = []
@@ -511,6 +524,55 @@ def find_nodes_that_pass_filters(
         to_find=num_nodes_to_find,
     )
     return feasible_nodes
+
+
+def _pass_filters_batch(
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    pod: client.V1Pod,
+    diagnosis: framework.Diagnosis,
+    arrays: NodeArrays,
+    passed: np.ndarray,
+    start: int,
+    num_nodes_to_find: int,
+) -> list[client.V1Node]:
+    """find_nodes_that_pass_filters' loop, given which nodes pass (every node's Filter at
+    once): the same nodes found, the same index moved, the same failures in the diagnosis, in
+    the same order. Only a node that failed, before the search stopped, runs its Filter
+    plugins again, node by node, for upstream's reasons."""
+    key = meta_namespace_key(pod)
+    num_all_nodes = len(arrays)
+    # Position i of the search is node (start + i) % num_all_nodes.
+    in_turn = np.roll(passed, -start)
+    found = np.flatnonzero(in_turn)[:num_nodes_to_find]
+    processed_nodes = num_all_nodes
+    if len(found) == num_nodes_to_find:
+        processed_nodes = int(found[-1]) + 1  # the search stops at the node that makes the count
+    for i in np.flatnonzero(~in_turn[:processed_nodes]):
+        node_info = arrays.node_infos[(start + int(i)) % num_all_nodes]
+        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if status.code == Code.ERROR:
+            sched.next_start_node_index = (start + int(i)) % num_all_nodes
+            raise status.as_error() or Exception(status.message())
+        name = node_info.node().metadata.name  # type: ignore[union-attr]
+        diagnosis.node_to_status_map[name] = status
+        diagnosis.unschedulable_plugins.add(status.failed_plugin)
+        sched.recorder.record(
+            "filter", pod=key, node=name, plugin=status.failed_plugin, reason=status.message()
+        )
+    sched.next_start_node_index = (start + processed_nodes) % num_all_nodes
+    sched.recorder.record(
+        "feasible",
+        pod=key,
+        passed=len(found),
+        nodes=num_all_nodes,
+        checked=processed_nodes,
+        start=start,
+        to_find=num_nodes_to_find,
+    )
+    rows = (found + start) % num_all_nodes
+    return FeasibleNodes([arrays.nodes[i] for i in rows.tolist()], rows)
 
 
 def extender_label(extender: framework.Extender) -> str:
@@ -665,6 +727,47 @@ def prioritize_nodes(
     return result
 
 
+def prioritize_nodes_batch(
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    pod: client.V1Pod,
+    nodes: list[client.V1Node],
+) -> tuple[np.ndarray, np.ndarray]:
+    """prioritize_nodes without extenders, every plugin's scores an array: the nodes' rows in
+    the columns and their totals, in the order of ``nodes``."""
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if not status.is_success():
+        raise status.as_error() or Exception(status.message())
+    arrays = sched.snapshot.node_arrays()
+    rows = getattr(nodes, "rows", None)
+    if rows is None:  # not found by _pass_filters_batch: look each node up
+        rows = np.fromiter((arrays.index[n.metadata.name] for n in nodes), np.intp, len(nodes))
+    scores_map, status = fwk.run_score_plugins_batch(state, pod, arrays, rows)
+    if not status.is_success():
+        raise status.as_error() or Exception(status.message())
+
+    key = meta_namespace_key(pod)
+    verbose = log.isEnabledFor(logging.DEBUG)
+    if verbose or sched.recorder.wants_detail(key):
+        names = [arrays.names[i] for i in rows.tolist()]
+        for plugin, scores in scores_map.items():
+            for name, score in zip(names, scores.tolist(), strict=True):
+                if verbose:
+                    log.debug(
+                        'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
+                        key,
+                        plugin,
+                        name,
+                        score,
+                    )
+                sched.recorder.record("score", pod=key, node=name, plugin=plugin, score=score)
+    totals = np.zeros(len(rows), np.int64)
+    for scores in scores_map.values():
+        totals += scores
+    return rows, totals
+
+
 def prioritize_with_extenders(
     sched: Scheduler,
     extenders: list[framework.Extender],
@@ -770,6 +873,26 @@ def select_host(sched: Scheduler, node_score_list: list[framework.NodeScore]) ->
             if intn(sched.rng, cnt_of_max_score) == 0:
                 # Replace the candidate with probability 1/cnt_of_max_score.
                 selected = ns.name
+    return selected
+
+
+def select_host_batch(sched: Scheduler, totals: np.ndarray) -> int:
+    """select_host over an array of totals: the position of the node chosen. The same walk,
+    and the same draws from ``sched.rng``, made only at the nodes where the walk does
+    something (a node that ties with or beats the best so far)."""
+    if not len(totals):
+        raise Exception("empty priorityList")
+    best_so_far = np.maximum.accumulate(totals)
+    candidates = np.flatnonzero(totals == best_so_far).tolist()
+    values = totals.tolist()
+    max_score, selected, cnt_of_max_score = values[0], 0, 1
+    for i in candidates[1:]:
+        if values[i] > max_score:
+            max_score, selected, cnt_of_max_score = values[i], i, 1
+        else:
+            cnt_of_max_score += 1
+            if intn(sched.rng, cnt_of_max_score) == 0:
+                selected = i
     return selected
 
 

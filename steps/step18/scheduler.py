@@ -21,6 +21,7 @@ from kubernetes import client
 from minisched.clock import Clock
 from minisched.events import EventRecorder
 from minisched.informer import Informer
+from minisched.leanclient import LeanCoreV1Api
 from minisched.recorder import NullRecorder, Recorder
 
 from . import extender, plugins, runtime
@@ -73,7 +74,8 @@ class Scheduler:
         if err is not None:
             raise ValueError(str(err))
         self.config = config
-        self.client = client.CoreV1Api(api_client)
+        # The binding's POST without the generated method's validation (minisched/leanclient.py).
+        self.client = LeanCoreV1Api(api_client)
         # Every random choice goes through rng and every timer through clock: a seeded rng and
         # a FakeClock make a run repeatable.
         self.rng = rng

@@ -8,6 +8,9 @@ that changed since; the cycle then reads nothing else, so a pod assumed or a nod
 meanwhile (by a binding thread or an informer) cannot change the cycle's view half-way through.
 Only the scheduling thread touches it: no lock.
 
+The same numbers as columns, for Filter and Score over every node at once
+(``node_arrays``, nodearrays.py), refreshed only for the nodes that changed.
+
 Not implemented: the lists of nodes with (anti-)affinity pods and the set of PVCs in use, which
 only InterPodAffinity and the volume plugins read.
 """
@@ -15,6 +18,7 @@ only InterPodAffinity and the volume plugins read.
 from __future__ import annotations
 
 from .framework import NodeInfo
+from .nodearrays import NodeArrays
 
 
 class Snapshot:
@@ -25,6 +29,10 @@ class Snapshot:
         self.node_info_list: list[NodeInfo] = []
         # The newest NodeInfo generation copied in: later ones are what the next update copies.
         self.generation = 0
+        # The nodes whose NodeInfo the cache copied in since the columns were last refreshed.
+        self.changed: set[str] = set()
+        self._arrays = NodeArrays()
+        self._arrays_of: list[NodeInfo] | None = None  # the list the columns were built from
 
     # --- SharedLister: what plugins read through the framework handle -----------------------
 
@@ -45,3 +53,15 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)
+
+    def node_arrays(self) -> NodeArrays:
+        """The nodes as columns, as of this cycle: every row again when the list is a new one
+        (a node came or went), else the rows of the nodes that changed."""
+        if self._arrays_of is not self.node_info_list:
+            self._arrays.rebuild(self.node_info_list)
+            self._arrays_of = self.node_info_list
+        else:
+            for name in self.changed:
+                self._arrays.update(self.node_info_map[name])
+        self.changed.clear()
+        return self._arrays

@@ -34,9 +34,9 @@ from typing import Any, Protocol
 
 from kubernetes import client
 from kubernetes.client import V1Pod
-from kubernetes.utils import parse_quantity
 
 from minisched.informer import Informer, Store, meta_namespace_key
+from minisched.quantity import parse_quantity
 
 from .. import podgroup
 from ..cycle_state import CycleState, NotFoundError

@@ -6,6 +6,8 @@ v1.23.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..framework import NodeScore, Status
 
 
@@ -29,3 +31,16 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
         score = product // max_count if product >= 0 else -(-product // max_count)
         s.score = max_priority - score if reverse else score
     return Status()
+
+
+def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
+    """default_normalize_score over an array of scores (Score over every node at
+    once): the same integer arithmetic, a new array."""
+    positive = scores[scores > 0]
+    max_count = int(positive.max()) if positive.size else 0
+    if max_count == 0:
+        return np.full_like(scores, max_priority) if reverse else scores
+    product = max_priority * scores
+    # Go's division truncates toward zero; numpy's // floors, as Python's does.
+    score = np.where(product >= 0, product // max_count, -(-product // max_count))
+    return max_priority - score if reverse else score

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from kubernetes.client import V1Node, V1NodeAffinity, V1Pod
 
 from minisched.apimachinery import Aggregate, flatten, new_aggregate
@@ -49,7 +50,8 @@ from ..framework import (
     Status,
     as_status,
 )
-from .helper import default_normalize_score
+from ..nodearrays import NodeArrays
+from .helper import default_normalize_score, default_normalize_scores
 
 NAME = "NodeAffinity"
 
@@ -201,6 +203,22 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_POD])
         return Status()
 
+    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray | None:
+        """Filter for every node at once, for a pod without nodeSelector or required terms
+        (every node passes); None otherwise (Filter then runs node by node)."""
+        if self.added_node_selector is not None:
+            return None
+        try:
+            data = state.read(PRE_FILTER_STATE_KEY)
+        except NotFoundError:
+            return None
+        if not isinstance(data, PreFilterState):
+            return None
+        required = data.required_node_selector_and_affinity
+        if required.label_selector is not None or required.node_selector is not None:
+            return None
+        return np.ones(len(nodes), bool)
+
     # --- PreScore -----------------------------------------------------------------------------
 
     def pre_score(
@@ -251,6 +269,21 @@ class NodeAffinity:
             count += data.preferred_node_affinity.score(node)
         return count, Status()
 
+    def score_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+    ) -> np.ndarray | None:
+        """Score for the nodes at ``idx`` at once, for a pod without preferred terms (all
+        0); None otherwise (Score then runs node by node)."""
+        if self.added_pref_sched_terms is not None:
+            return None
+        try:
+            data = state.read(PRE_SCORE_STATE_KEY)
+        except NotFoundError:
+            return None
+        if not isinstance(data, PreScoreState) or data.preferred_node_affinity is not None:
+            return None
+        return np.zeros(len(idx), np.int64)
+
     def score_extensions(self) -> NodeAffinity:
         return self
 
@@ -263,6 +296,10 @@ class NodeAffinity:
         """The best sum becomes MAX_NODE_SCORE, the others in proportion; all zeros stay
         zeros (upstream: DefaultNormalizeScore, not reversed)."""
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_scores(self, state: CycleState, pod: V1Pod, scores: np.ndarray) -> np.ndarray:
+        """normalize_score over an array."""
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
 
 def new(args: NodeAffinityArgs | None, handle: Handle) -> NodeAffinity:

@@ -48,8 +48,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from kubernetes.client import V1Node, V1Pod
-from kubernetes.utils import parse_quantity
 
 from minisched.apimachinery import (
     ERROR_TYPE_DUPLICATE,
@@ -63,6 +63,7 @@ from minisched.apimachinery import (
     to_aggregate,
     validate_label_name,
 )
+from minisched.quantity import parse_quantity
 
 from ..cycle_state import CycleState, NotFoundError
 from ..framework import (
@@ -79,6 +80,7 @@ from ..framework import (
     Status,
     as_status,
 )
+from ..nodearrays import NodeArrays
 
 NAME = "NodeResourcesFit"
 # Where each scorer's PreScore leaves the pod's requests (upstream: preScoreStateKey).
@@ -515,6 +517,54 @@ def most_resource_scorer(resource_to_weight: dict[str, int]) -> Scorer:
     return score
 
 
+# Larger numbers times MAX_NODE_SCORE would overflow int64 (Python's int never does): such a
+# node is scored node by node.
+_INT64_SAFE = 2**56
+
+
+def _least_requested_scores(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """least_requested_score for many nodes."""
+    free = (capacity - requested) * MAX_NODE_SCORE // np.maximum(capacity, 1)
+    return np.where((capacity == 0) | (requested > capacity), 0, free)
+
+
+def _most_requested_scores(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """most_requested_score for many nodes."""
+    used = np.minimum(requested, capacity) * MAX_NODE_SCORE // np.maximum(capacity, 1)
+    return np.where(capacity == 0, 0, used)
+
+
+_RESOURCE_SCORE_ARRAYS = {
+    LEAST_ALLOCATED: _least_requested_scores,
+    MOST_ALLOCATED: _most_requested_scores,
+}
+
+
+def _weighted_mean_arrays(
+    resource_to_weight: dict[str, int],
+    requests: dict[str, int],
+    nodes: NodeArrays,
+    idx: np.ndarray,
+    use_requested: bool,
+    resource_score: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray | None:
+    """_weighted_mean for the nodes at ``idx``: a resource a node does not offer adds no
+    weight for that node. None when a number is too large for int64."""
+    node_score = np.zeros(len(idx), np.int64)
+    weight_sum = np.zeros(len(idx), np.int64)
+    for resource, weight in resource_to_weight.items():
+        columns = nodes.allocatable_request(idx, requests[resource], resource, use_requested)
+        if columns is None:
+            continue  # no node offers it: left out of every node's mean
+        allocatable, requested = columns
+        if len(idx) and max(int(allocatable.max()), int(requested.max())) > _INT64_SAFE:
+            return None
+        has = allocatable != 0
+        node_score += np.where(has, resource_score(requested, allocatable) * weight, 0)
+        weight_sum += np.where(has, weight, 0)
+    return np.where(weight_sum == 0, 0, node_score // np.maximum(weight_sum, 1))
+
+
 def _go_div(a: int, b: int) -> int:
     """Go's integer division, which truncates toward zero (Python's // floors): -7 / 2 is -3."""
     q = abs(a) // abs(b)
@@ -718,6 +768,27 @@ class Fit:
             return Status(Code.UNSCHEDULABLE, [r.reason for r in insufficient])
         return Status()
 
+    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray | None:
+        """Filter for every node at once: whether each has room (fits_request's tests);
+        None when PreFilter wrote nothing usable (Filter then says why, node by node)."""
+        try:
+            data = state.read(PRE_FILTER_STATE_KEY)
+        except NotFoundError:
+            return None
+        if not isinstance(data, PreFilterState):
+            return None
+        request = data.resource
+        fits: np.ndarray = nodes.num_pods + 1 <= nodes.allowed_pod_number
+        if request.milli_cpu == 0 and request.memory == 0 and request.ephemeral_storage == 0:
+            return fits
+        for resource, amount in (
+            ("cpu", request.milli_cpu),
+            ("memory", request.memory),
+            ("ephemeral-storage", request.ephemeral_storage),
+        ):
+            fits &= nodes.allocatable[resource] >= nodes.requested[resource] + amount
+        return fits
+
     # --- PreScore -----------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: V1Pod, nodes: list[V1Node]) -> Status:
@@ -749,6 +820,19 @@ class Fit:
             if alloc != 0:
                 allocatable[resource], requested[resource] = alloc, req
         return self.scorer.scorer(requested, allocatable), Status()
+
+    def score_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+    ) -> np.ndarray | None:
+        """Score for the nodes at ``idx`` at once, with LeastAllocated or MostAllocated;
+        None for RequestedToCapacityRatio (Score then runs node by node)."""
+        resource_score = _RESOURCE_SCORE_ARRAYS.get(self.scorer.name)
+        if resource_score is None:
+            return None
+        requests = pod_requests(state, PRE_SCORE_STATE_KEY, pod, self.resource_to_weight, False)
+        return _weighted_mean_arrays(
+            self.resource_to_weight, requests, nodes, idx, False, resource_score
+        )
 
     def score_extensions(self) -> None:
         """None: the scores are already 0..100."""
@@ -899,6 +983,35 @@ class BalancedAllocation:
             if alloc != 0:
                 allocatable[resource], requested[resource] = alloc, req
         return balanced_resource_scorer(requested, allocatable), Status()
+
+    def score_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+    ) -> np.ndarray | None:
+        """Score for the nodes at ``idx`` at once: balanced_resource_scorer's arithmetic, in
+        the same float64 operations; None for more than two resources (Score then runs node
+        by node)."""
+        if len(self.resource_to_weight) > 2:
+            return None
+        requests = pod_requests(
+            state, BALANCED_ALLOCATION_PRE_SCORE_STATE_KEY, pod, self.resource_to_weight, True
+        )
+        fractions: list[np.ndarray] = []
+        offered: list[np.ndarray] = []
+        for resource in self.resource_to_weight:
+            columns = nodes.allocatable_request(idx, requests[resource], resource, True)
+            if columns is None:
+                continue  # no node offers it: left out everywhere
+            allocatable, requested = columns
+            has = allocatable != 0
+            divisor = np.where(has, allocatable, 1).astype(np.float64)
+            fractions.append(np.minimum(requested.astype(np.float64) / divisor, 1.0))
+            offered.append(has)
+        std = np.zeros(len(idx), np.float64)
+        if len(fractions) == 2:
+            # A node that offers only one of the two has one fraction: std 0.
+            both = offered[0] & offered[1]
+            std = np.where(both, np.abs((fractions[0] - fractions[1]) / 2), 0.0)
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
     def score_extensions(self) -> None:
         """None: the scores are already 0..100."""

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from kubernetes.client import V1Pod, V1Taint
 
 from ..corev1 import tolerations_tolerate_taint
 from ..cycle_state import CycleState
 from ..framework import GVK, ActionType, ClusterEvent, Code, Handle, NodeInfo, Status
+from ..nodearrays import NodeArrays
 
 NAME = "NodeUnschedulable"
 
@@ -54,6 +56,13 @@ class NodeUnschedulable:
         if tolerations_tolerate_taint(pod.spec.tolerations or [], taint):
             return Status()
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
+
+    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray:
+        """Filter for every node at once."""
+        taint = V1Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
+        if tolerations_tolerate_taint(pod.spec.tolerations or [], taint):
+            return np.ones(len(nodes), bool)
+        return ~nodes.unschedulable
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from kubernetes.client import V1Node, V1Pod, V1Taint, V1Toleration
 
 from ..corev1 import find_matching_untolerated_taint, tolerations_tolerate_taint
@@ -38,7 +39,8 @@ from ..framework import (
     Status,
     as_status,
 )
-from .helper import default_normalize_score
+from ..nodearrays import NodeArrays
+from .helper import default_normalize_score, default_normalize_scores
 
 NAME = "TaintToleration"
 
@@ -145,6 +147,11 @@ class TaintToleration:
         )
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [reason])
 
+    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray:
+        """Filter for every node at once: asked once per distinct set of taints."""
+        tolerated = [self.filter(state, pod, n).is_success() for n in nodes.taint_groups]
+        return np.array(tolerated, bool)[nodes.taints]
+
     # --- PreScore -----------------------------------------------------------------------------
 
     def pre_score(
@@ -188,6 +195,22 @@ class TaintToleration:
             taints, data.tolerations_prefer_no_schedule
         ), Status()
 
+    def score_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+    ) -> np.ndarray | None:
+        """Score for the nodes at ``idx`` at once: counted once per distinct set of taints.
+        None when PreScore wrote nothing usable (Score then says why)."""
+        try:
+            data = get_pre_score_state(state)
+        except Exception:
+            return None
+        tolerations = data.tolerations_prefer_no_schedule
+        counts = [
+            count_intolerable_taints_prefer_no_schedule(n.node().spec.taints, tolerations)  # type: ignore[union-attr]
+            for n in nodes.taint_groups
+        ]
+        return np.array(counts, np.int64)[nodes.taints[idx]]
+
     def score_extensions(self) -> TaintToleration:
         return self
 
@@ -199,6 +222,10 @@ class TaintToleration:
     ) -> Status:
         """Reverse the counts onto 0..MAX_NODE_SCORE: fewer intolerable taints score more."""
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_scores(self, state: CycleState, pod: V1Pod, scores: np.ndarray) -> np.ndarray:
+        """normalize_score over an array."""
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
 
 def new(args: Any, handle: Handle) -> TaintToleration:
