@@ -120,6 +120,7 @@ def test_the_bench_contender_writes_its_configuration_per_run(tmp_path: Path) ->
         (["--kube-scheduler", "{tmp}/plain-file"], "not executable"),
         (["--kube-scheduler", "{tmp}"], "is a directory"),
         (["--kube-scheduler-percentage", "50"], "goes with --kube-scheduler"),
+        (["--kube-scheduler-plugins", "default"], "goes with --kube-scheduler"),
         (["--kube-scheduler", "/bin/true", "--kube-scheduler-percentage", "101"], "between 0"),
         (
             ["--kube-scheduler", "/bin/true", "--default-scheduler-command", "x"],
@@ -146,9 +147,10 @@ def test_runner_bad_path_is_one_line(capsys: pytest.CaptureFixture[str]) -> None
 
 @needs_binary
 def test_bench_runs_a_step_and_kube_scheduler_side_by_side(tmp_path: Path) -> None:
-    """``python -m minisched.bench --quick --steps 1 --kube-scheduler PATH``: the JSON holds the
-    step's run and kube-scheduler's, every pod bound in both, and says how it was configured."""
-    argv = [sys.executable, "-m", "minisched.bench", "--quick", "--steps", "1", "--nodes", "5"]
+    """``python -m minisched.bench --quick --steps 2 --kube-scheduler PATH``: the JSON holds the
+    step's run and kube-scheduler's two (its defaults, and step 2's plugins only), every pod
+    bound in each, and says how each was configured."""
+    argv = [sys.executable, "-m", "minisched.bench", "--quick", "--steps", "2", "--nodes", "5"]
     argv += ["--no-baseline", "--no-apiserver", "--out", str(tmp_path)]
     done = subprocess.run(
         [*argv, "--kube-scheduler", str(KUBE_SCHEDULER)],
@@ -159,12 +161,17 @@ def test_bench_runs_a_step_and_kube_scheduler_side_by_side(tmp_path: Path) -> No
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Side by side with kube-scheduler" in done.stdout
     assert "percentageOfNodesToScore unset (adaptive" in done.stdout
+    assert "kube-scheduler-same: kube-scheduler with step 2's plugins: PrioritySort," in done.stdout
     (path,) = tmp_path.glob("bench-*.json")
     data = json.loads(path.read_text())
     assert data["config"]["kube_scheduler"]["path"] == str(KUBE_SCHEDULER.resolve())
     assert data["config"]["tls"] is True
     workloads = data["workloads"]
-    assert [w["scheduler"] for w in workloads] == ["step1", "default-scheduler"]
+    assert [w["scheduler"] for w in workloads] == [
+        "step2",
+        "default-scheduler",
+        "kube-scheduler-same",
+    ]
     for w in workloads:
         (run,) = w["runs"]
         assert w["summary"]["ok"] is True and run["bound"] == run["pods"] == 20

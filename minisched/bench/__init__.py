@@ -10,8 +10,9 @@ SchedulingThroughput in pods/s).
   default-scheduler; a watch in the bench times them all alike, from the first binding to the
   last).
 - ``kube_scheduler``: the real kube-scheduler binary as the default-scheduler (``--kube-scheduler
-  PATH``: a generated KubeSchedulerConfiguration), and a step's scenario scheduled by it
-  (``python -m minisched.runner N --kube-scheduler PATH``).
+  PATH``: a generated KubeSchedulerConfiguration, with its default plugins and with exactly the
+  plugins of the highest step run), and a step's scenario scheduled by it (``python -m
+  minisched.runner N --kube-scheduler PATH``).
 - ``binder``: the baseline, one thread binding round robin (``python -m minisched.bench.binder``).
 - ``apiserver``: the embedded API server alone (start-to-ready, creates/s, binds/s, watch-event
   latency with 1 and 50 watchers); also ``python -m minisched.bench.apiserver``.

@@ -6,7 +6,8 @@ SchedulingBasic at 500 and 5000 nodes; metric SchedulingThroughput in pods/s).
     python -m minisched.bench [--steps 1 3 6 8 12] [--nodes 100 500 5000] [--pods 1000]
         [--repeats N] [--out DIR] [--compare FILE] [--kubeconfig PATH [--context C]
         [--with-default-scheduler [--default-scheduler-command CMD]]]
-        [--kube-scheduler PATH [--kube-scheduler-percentage N]]
+        [--kube-scheduler PATH [--kube-scheduler-percentage N]
+        [--kube-scheduler-plugins {both,default,same}]]
         [--apiserver/--no-apiserver] [--baseline/--no-baseline] [--quick] [--profile DIR]
         [--percentage-of-nodes-to-score N]
 
@@ -17,8 +18,23 @@ once per node count. ``--with-default-scheduler`` runs the same workload with th
 the cluster's ``default-scheduler``, interleaved with the steps' runs, and prints both side by
 side. ``--kube-scheduler PATH`` does the same with the kube-scheduler binary at PATH as the
 default-scheduler, on the embedded server too (then served over TLS, for every run alike): a
-KubeSchedulerConfiguration is generated for each run (``kube_scheduler.py``). Results go to
-``<out>/bench-<time>.json`` and are printed as tables, with the issue's targets as ratios.
+KubeSchedulerConfiguration is generated for each run (``kube_scheduler.py``).
+
+With ``--kube-scheduler`` kube-scheduler runs each workload in two configurations (issue 37),
+interleaved with the steps: its full defaults (results key ``default-scheduler``, as before) and
+exactly the plugins of the highest step run, with the same Score weights and every other plugin
+disabled (key ``kube-scheduler-same``; the plugins are read from that step's framework, built
+offline; those kube-scheduler lacks, such as NodeNumber, are left out and named in a note).
+``--kube-scheduler-plugins default`` or ``same`` runs only one of them. Step 18 against both,
+on the real control plane of ``shared/realk8s`` (``up.sh`` without ``--scheduler``, so that no
+other scheduler runs)::
+
+    nox -s bench -- --steps 18 --nodes 500 5000 --pods 1000 2000 \\
+        --kubeconfig $REALK8S_RUN/admin.kubeconfig \\
+        --kube-scheduler ~/.cache/realk8s/bin/kube-scheduler --no-baseline
+
+Results go to ``<out>/bench-<time>.json`` and are printed as tables (each step side by side with
+each kube-scheduler configuration), with the issue's targets as ratios.
 These machines are noisy: compare ratios measured side by side (in one run, or ``--compare``
 an earlier file), never absolute times.
 """
@@ -58,12 +74,30 @@ QUICK_PODS = (20,)
 # events per watch-latency run).
 APISERVER_SIZES = {"pods": 1000, "starts": 7, "events": 200}
 APISERVER_QUICK_SIZES = {"pods": 20, "starts": 2, "events": 10}
+# --kube-scheduler-plugins: which kube-scheduler configurations run.
+PLUGIN_CHOICES = ("both", "default", "same")
+
+
+# --help's last words: how to compare a step with the real kube-scheduler (issue 37).
+EPILOG = """\
+Against the real kube-scheduler, in both configurations (its defaults, and only the plugins of
+the highest step run), on the real control plane of shared/realk8s started by up.sh without
+--scheduler (so that no other scheduler takes the pods):
+
+  nox -s bench -- --steps 18 --nodes 500 5000 --pods 1000 2000 \\
+      --kubeconfig $REALK8S_RUN/admin.kubeconfig \\
+      --kube-scheduler ~/.cache/realk8s/bin/kube-scheduler --no-baseline
+
+Without --kubeconfig the workloads run on the embedded API server (served over TLS).
+"""
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m minisched.bench",
         description="A scheduler_perf-style benchmark of minisched's steps and API server.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--steps", type=int, nargs="+", help="steps to run (default 1 3 6 8 12, built)")
     p.add_argument("--nodes", type=int, nargs="+", help="node counts (default 100 500 5000)")
@@ -97,13 +131,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="also run every workload with its pods left to the kube-scheduler binary at PATH "
         "(a generated configuration: one profile default-scheduler, qps/burst 5000, no leader "
         "election), started once the pods exist and stopped after; on the embedded server "
-        "(served over TLS for every run) or with --kubeconfig",
+        "(served over TLS for every run) or with --kubeconfig. It runs twice per workload: "
+        "with its default plugins and with the highest step's plugins only "
+        "(--kube-scheduler-plugins)",
     )
     p.add_argument(
         "--kube-scheduler-percentage",
         type=int,
         metavar="N",
         help="with --kube-scheduler: its percentageOfNodesToScore (default unset: adaptive)",
+    )
+    p.add_argument(
+        "--kube-scheduler-plugins",
+        choices=PLUGIN_CHOICES,
+        help="with --kube-scheduler: which configurations run: 'default' (its full default "
+        "plugins, results key default-scheduler), 'same' (exactly the plugins of the highest "
+        "step run, with its Score weights, every other disabled; key kube-scheduler-same; "
+        "those kube-scheduler lacks, e.g. NodeNumber, are left out) or 'both' (the default)",
     )
     p.add_argument(
         "--apiserver",
@@ -151,6 +195,14 @@ def _kubeconfig_problem(path: str, context: str | None) -> str:
     return ""
 
 
+def _same_plugins(built: Sequence[int]) -> kube_scheduler.StepPlugins:
+    """The plugins of the highest step run, for kube-scheduler's same-plugins configuration;
+    KubeSchedulerError (one line) when there is no step, or it has no framework."""
+    if not built:
+        raise kube_scheduler.KubeSchedulerError("no step to take the plugins from")
+    return kube_scheduler.step_plugins(max(built))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     kube_path = None
@@ -165,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.kube_scheduler_percentage is not None:
             raise kube_scheduler.KubeSchedulerError(
                 "--kube-scheduler-percentage goes with --kube-scheduler"
+            )
+        elif args.kube_scheduler_plugins is not None:
+            raise kube_scheduler.KubeSchedulerError(
+                "--kube-scheduler-plugins goes with --kube-scheduler"
             )
         kube_scheduler.check_percentage(args.kube_scheduler_percentage)
     except kube_scheduler.KubeSchedulerError as e:
@@ -188,18 +244,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     built = [n for n in wanted if 1 <= n <= len(steps.STEPS) and steps.get(n).built]
     notes = [NAMING_NOTE, MEASURE_NOTE]
     kube_config = None
+    plugins_mode = args.kube_scheduler_plugins or "both"
+    same_plugins = None
+    if kube_path and plugins_mode != "default":
+        try:
+            same_plugins = _same_plugins(built)
+        except kube_scheduler.KubeSchedulerError as e:
+            if plugins_mode == "same":
+                print(f"error: --kube-scheduler-plugins same: {e}")
+                return 2
+            notes.append(f"kube-scheduler with a step's plugins not run: {e}")
     if kube_path:
         pct = args.kube_scheduler_percentage
         kube_config = {
             "path": kube_path,
             "version": kube_scheduler.version(kube_path),
             "percentage_of_nodes_to_score": pct,
+            "plugins": plugins_mode,
+            "same_plugins": same_plugins.as_json() if same_plugins else None,
         }
-        notes.append(
-            f"default-scheduler: the real kube-scheduler {kube_path} ({kube_config['version']}), "
-            "started once the pods existed and stopped after the run; "
-            + kube_scheduler.describe("default-scheduler", pct)
-        )
+        started = f"({kube_config['version']}), started once the pods existed and stopped after"
+        if plugins_mode != "same":
+            notes.append(
+                f"default-scheduler: the real kube-scheduler {kube_path} {started} the run; "
+                + kube_scheduler.describe("default-scheduler", pct)
+            )
+        if same_plugins is not None:
+            notes.append(same_plugins.note())
+            notes.append(
+                f"{kube_scheduler.SAME_PLUGINS}: the same binary {started} the run; "
+                + kube_scheduler.describe("default-scheduler", pct, same_plugins)
+            )
         if target.tls:
             notes.append(
                 "the embedded API server served HTTPS in every run (kube-scheduler sends its "
@@ -254,7 +329,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for step in ([0] if args.baseline else []) + built
     ]
     if kube_path:
-        contenders.append(kube_scheduler_contender(kube_path, args.kube_scheduler_percentage))
+        pct = args.kube_scheduler_percentage
+        if plugins_mode != "same":
+            contenders.append(kube_scheduler_contender(kube_path, pct))
+        if same_plugins is not None:
+            say("note: " + same_plugins.note())
+            contenders.append(kube_scheduler_contender(kube_path, pct, same_plugins))
     elif args.with_default_scheduler:
         contenders.append(default_scheduler_contender(args.default_scheduler_command))
     for p in pods:

@@ -9,6 +9,11 @@ no leader election.
   the pods (``schedulerName: default-scheduler``) left to the binary at PATH, started once they
   exist and stopped (SIGTERM) after, exactly as ``--with-default-scheduler
   --default-scheduler-command`` does, but with a generated configuration.
+- ``python -m minisched.bench --kube-scheduler PATH`` also runs it a third time, with "the
+  step's plugins" (``--kube-scheduler-plugins``, issue 37): the profile enables, through v1's
+  ``plugins.multiPoint``, exactly the plugins the highest step's default profile runs, with
+  their Score weights, and disables every other one (``disabled: [{name: "*"}]``). The plugins
+  are read from that step's framework, built offline (``step_plugins``).
 - ``python -m minisched.runner N --kube-scheduler PATH``: step N's scenario, with its pods
   (``schedulerName: minisched``) scheduled by the binary instead of step N's scheduler.
 
@@ -16,14 +21,17 @@ The embedded API server then serves HTTPS (``--tls``): client-go, like kubectl, 
 bearer token only over TLS, and over plain HTTP kube-scheduler would get 401 on every call.
 
 Differs from upstream: the configuration has one profile, named after the scheduler name the
-pods ask for, with the default plugins; ``--secure-port`` is a port picked free just before the
-start (another process may take it in between: the start then fails with one line).
+pods ask for, with the default plugins or a step's; ``--secure-port`` is a port picked free
+just before the start (another process may take it in between: the start then fails with one
+line).
 """
 
 from __future__ import annotations
 
 import http.client
+import importlib
 import os
+import random
 import socket
 import ssl
 import subprocess
@@ -31,11 +39,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from kubernetes import client
+
+from minisched.clock import FakeClock
 
 from .proc import stop_process
 
@@ -80,13 +91,155 @@ def version(path: str) -> str:
     return out or "version unknown"
 
 
-def describe(scheduler_name: str, percentage: int | None) -> str:
+def describe(
+    scheduler_name: str, percentage: int | None, plugins: StepPlugins | None = None
+) -> str:
     """How the binary is configured, for the output (one line)."""
     pct = ADAPTIVE if percentage is None else f"percentageOfNodesToScore {percentage}"
-    return (
-        f"one profile {scheduler_name!r} (default plugins), {pct}, qps/burst 5000, "
-        "no leader election"
-    )
+    which = "default plugins" if plugins is None else f"only step {plugins.step}'s plugins"
+    return f"one profile {scheduler_name!r} ({which}), {pct}, qps/burst 5000, no leader election"
+
+
+# --- "the step's plugins" (--kube-scheduler-plugins same) ------------------------------------
+
+# The bench's result key for kube-scheduler run with a step's plugins; "default-scheduler" stays
+# the key of kube-scheduler at its defaults, so older result files still compare.
+SAME_PLUGINS = "kube-scheduler-same"
+
+# kube-scheduler v1.36's plugins, in the order of its default profile's multiPoint (what
+# ``kube-scheduler --write-config-to`` writes for a profile that names none). The step's
+# plugins are listed in this order, as kube-scheduler's own default profile lists them; a
+# step's plugin not named here is one the stock binary lacks (NodeNumber, FlakyBinder, MaxPods,
+# Coscheduling, the wasm plugin) and is left out.
+KUBE_PLUGINS: tuple[str, ...] = (
+    "SchedulingGates",
+    "PrioritySort",
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+    "DefaultPreemption",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+    "DefaultBinder",
+    "NodeDeclaredFeatures",
+)
+
+# The framework's list of plugins at each extension point, as the steps name them (steps 2 to
+# 18 alike; a step that lacks a point simply has no such list).
+FRAMEWORK_POINTS: tuple[str, ...] = (
+    "queue_sort_plugins",
+    "pre_filter_plugins",
+    "filter_plugins",
+    "post_filter_plugins",
+    "pre_score_plugins",
+    "score_plugins",
+    "reserve_plugins",
+    "permit_plugins",
+    "pre_bind_plugins",
+    "bind_plugins",
+    "post_bind_plugins",
+)
+
+
+@dataclass
+class StepPlugins:
+    """The plugins of a step's default profile that kube-scheduler has, for its configuration.
+
+    ``enabled``: (name, Score weight or None for a plugin that does not score), in
+    KUBE_PLUGINS' order. ``left_out``: the step's plugins kube-scheduler does not have.
+    ``added``: PrioritySort or DefaultBinder when the step has no QueueSort or Bind plugin
+    (steps 2 to 5 keep a FIFO queue, steps up to 8 bind in the scheduler itself): kube-scheduler
+    refuses a profile without them, and they do what those steps do.
+    """
+
+    step: int
+    enabled: list[tuple[str, int | None]]
+    left_out: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """``step 18's plugins: PrioritySort, TaintToleration (weight 3), ...``."""
+        names = ", ".join(n if w is None else f"{n} (weight {w})" for n, w in self.enabled)
+        return f"step {self.step}'s plugins: {names}"
+
+    def note(self) -> str:
+        """What the same-plugins contender is, with what was left out or added (one line)."""
+        line = f"{SAME_PLUGINS}: kube-scheduler with {self.describe()}, every other disabled"
+        if self.left_out:
+            line += f"; left out (kube-scheduler has no such plugin): {', '.join(self.left_out)}"
+        else:
+            line += "; none left out (kube-scheduler has every one)"
+        if self.added:
+            line += f"; added (kube-scheduler needs them): {', '.join(self.added)}"
+        return line
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "enabled": [{"name": n, "weight": w} for n, w in self.enabled],
+            "left_out": self.left_out,
+            "added": self.added,
+        }
+
+
+def step_plugins(step: int) -> StepPlugins:
+    """The plugins of step ``step``'s default profile, read from its framework.
+
+    The step's Scheduler is built offline, as the tests' ``offline_scheduler`` builds it (an
+    ApiClient that never connects, a clock that never moves) and never started: what its
+    framework enables at each extension point, and its Score weights, are what ``python -m
+    steps.stepN`` runs with. Raises KubeSchedulerError (one line) for a step without a
+    framework (step 1).
+    """
+    module = importlib.import_module(f"steps.step{step}.scheduler")
+    api = client.ApiClient()
+    try:
+        sched = module.Scheduler(api, rng=random.Random(1), clock=FakeClock())
+        profiles: dict[str, Any] = getattr(sched, "profiles", None) or {}
+        # Steps 14 on keep a framework per profile; their default configuration has one.
+        fwk = next(iter(profiles.values()), None) if profiles else getattr(sched, "framework", None)
+        if fwk is None:
+            raise KubeSchedulerError(f"step {step} has no framework: no plugins to give it")
+        points = {a: [p.name() for p in getattr(fwk, a, None) or []] for a in FRAMEWORK_POINTS}
+        weights: dict[str, int] = getattr(fwk, "score_plugin_weight", None) or {}
+        for framework in profiles.values() or [fwk]:
+            close = getattr(framework, "close", None)
+            if close is not None:
+                close()  # Coscheduling's PodGroup informer, in the steps that have it
+    finally:
+        api.close()
+    seen: list[str] = []  # every plugin once, in the order the extension points meet them
+    for names in points.values():
+        seen += [n for n in names if n not in seen]
+    kept = [n for n in KUBE_PLUGINS if n in seen]
+    added = []
+    if not any(n in kept for n in points["queue_sort_plugins"]):
+        added.append("PrioritySort")  # with equal priorities, the FIFO order of steps 2 to 5
+    if not any(n in kept for n in points["bind_plugins"]):
+        added.append("DefaultBinder")  # the same POST of a Binding the scheduler made itself
+    kept = [n for n in KUBE_PLUGINS if n in kept or n in added]
+    # 0 or no weight means 1, as in the steps' and upstream's frameworks.
+    enabled = [(n, (weights.get(n) or 1) if n in points["score_plugins"] else None) for n in kept]
+    left_out = [n for n in seen if n not in KUBE_PLUGINS]
+    return StepPlugins(step, enabled, left_out, added)
+
+
+def profile_plugins(plugins: Sequence[tuple[str, int | None]]) -> dict[str, Any]:
+    """A v1 profile's ``plugins`` running exactly ``plugins``: multiPoint enables each (with its
+    weight when it scores) and disables ``*``, which in v1 also empties queueSort and bind: the
+    list must name a QueueSort and a Bind plugin itself."""
+    enabled = [{"name": n} if w is None else {"name": n, "weight": w} for n, w in plugins]
+    return {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}}
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -119,15 +272,24 @@ def kubeconfig_for(kubeconfig: str, context: str | None, directory: str) -> str:
     return str(out)
 
 
-def config(kubeconfig: str, scheduler_name: str, percentage: int | None) -> dict[str, Any]:
+def config(
+    kubeconfig: str,
+    scheduler_name: str,
+    percentage: int | None,
+    plugins: Sequence[tuple[str, int | None]] | None = None,
+) -> dict[str, Any]:
     """The KubeSchedulerConfiguration: scheduler_perf's client settings, no leader election
-    (the embedded server serves no Leases), one profile for ``scheduler_name``."""
+    (the embedded server serves no Leases), one profile for ``scheduler_name``: its default
+    plugins, or only ``plugins`` (name, Score weight or None), in that order."""
+    profile: dict[str, Any] = {"schedulerName": scheduler_name}
+    if plugins is not None:
+        profile["plugins"] = profile_plugins(plugins)
     cfg: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": kubeconfig, "qps": 5000, "burst": 5000},
         "leaderElection": {"leaderElect": False},
-        "profiles": [{"schedulerName": scheduler_name}],
+        "profiles": [profile],
     }
     if percentage is not None:
         cfg["percentageOfNodesToScore"] = percentage
@@ -140,11 +302,12 @@ def write_config(
     context: str | None,
     scheduler_name: str,
     percentage: int | None,
+    plugins: Sequence[tuple[str, int | None]] | None = None,
 ) -> str:
     """Write the configuration (and, with a context, its kubeconfig) to ``directory``."""
     kc = kubeconfig_for(str(Path(kubeconfig).resolve()), context, directory)
     path = Path(directory) / "kube-scheduler.yaml"
-    text = yaml.safe_dump(config(kc, scheduler_name, percentage), sort_keys=False)
+    text = yaml.safe_dump(config(kc, scheduler_name, percentage, plugins), sort_keys=False)
     path.write_text(text, encoding="utf-8")
     return str(path)
 
@@ -156,9 +319,10 @@ def command(
     context: str | None,
     scheduler_name: str,
     percentage: int | None,
+    plugins: Sequence[tuple[str, int | None]] | None = None,
 ) -> list[str]:
     """kube-scheduler's command line, its configuration written to ``directory``."""
-    cfg = write_config(directory, kubeconfig, context, scheduler_name, percentage)
+    cfg = write_config(directory, kubeconfig, context, scheduler_name, percentage, plugins)
     return [path, "--config", cfg, f"--secure-port={free_port()}", "--bind-address=127.0.0.1"]
 
 

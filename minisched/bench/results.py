@@ -12,8 +12,10 @@ The file is ``<out>/bench-YYYYmmdd-HHMMSS.json``::
                     "summary": {...}, "runs": [...]}]}
 
 ``scheduler`` is ``stepN``, ``binder`` (the baseline, ``minisched.bench.binder``: the ceiling
-for one Python thread making one bind request per pod) or ``default-scheduler`` (the cluster's
-own, with ``--with-default-scheduler``).
+for one Python thread making one bind request per pod), ``default-scheduler`` (the cluster's
+own, with ``--with-default-scheduler``, or kube-scheduler at its defaults, with
+``--kube-scheduler``) or ``kube-scheduler-same`` (kube-scheduler with only the plugins of the
+step named in ``config.kube_scheduler.same_plugins``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from rich.table import Table
 
 SCHEMA = 2
 DEFAULT_SCHEDULER = "default-scheduler"
+# kube-scheduler with a step's plugins only (kube_scheduler.SAME_PLUGINS; not imported, so that
+# reading results needs neither the client nor the steps).
+SAME_PLUGINS = "kube-scheduler-same"
 
 TARGET_FRACTION = 0.8  # step 8 reaches at least 0.8x the default-scheduler's pods/s
 # Step 12 at 5000 nodes reaches at least 0.5x kube-scheduler's pods/s at its defaults (issue 19).
@@ -42,6 +47,13 @@ MAX_COST_GROWTH = 10.0  # per-pod cost at 5000 nodes at most 10x that at 500
 # (shared/realk8s up.sh); the embedded server is to be at least 10x faster to start.
 KUBE_APISERVER_READY_S = 2.1
 MIN_READY_SPEEDUP = 10.0
+# Issue 37, from step 18 on: pods/s at least kube-scheduler's with the step's plugins at 500 and
+# 5000 nodes, and at least its defaults' at 5000; peak RSS at most 1.5x kube-scheduler's.
+SPEED_TARGET_STEP = 18
+SPEED_TARGET_FRACTION = 1.0
+SAME_PLUGINS_TARGET_NODES = (500, 5000)
+DEFAULTS_TARGET_NODES = (5000,)
+SPEED_MAX_RSS_RATIO = 1.5
 
 
 def new(config: dict[str, Any], notes: list[str]) -> dict[str, Any]:
@@ -92,9 +104,34 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
-def scheduler_label(name: str) -> str:
-    """``step8`` is shown as ``8``; ``binder`` and ``default-scheduler`` as they are."""
-    return name[len("step") :] if name.startswith("step") else name
+def _same_plugins_of(results: dict[str, Any] | None) -> str:
+    """``step 18's plugins``: whose plugins the run's kube-scheduler-same ran with."""
+    kube = ((results or {}).get("config") or {}).get("kube_scheduler") or {}
+    step = (kube.get("same_plugins") or {}).get("step")
+    return f"step {step}'s plugins" if step else "a step's plugins"
+
+
+def scheduler_label(name: str, results: dict[str, Any] | None = None) -> str:
+    """``step8`` is shown as ``8``; ``binder`` as it is; ``default-scheduler`` as it is, or
+    ``kube-scheduler (defaults)`` when the run's ``results`` say it was the kube-scheduler
+    binary; ``kube-scheduler-same`` as ``kube-scheduler (step 18's plugins)``."""
+    if name.startswith("step"):
+        return name[len("step") :]
+    if name == SAME_PLUGINS:
+        return f"kube-scheduler ({_same_plugins_of(results)})"
+    if name == DEFAULT_SCHEDULER and ((results or {}).get("config") or {}).get("kube_scheduler"):
+        return "kube-scheduler (defaults)"
+    return name
+
+
+def against(name: str, results: dict[str, Any]) -> str:
+    """The other scheduler as a target line names it: ``kube-scheduler with step 18's
+    plugins``, ``kube-scheduler at its defaults``, ``the default-scheduler``."""
+    if name == SAME_PLUGINS:
+        return f"kube-scheduler with {_same_plugins_of(results)}"
+    if scheduler_label(name, results) == "kube-scheduler (defaults)":
+        return "kube-scheduler at its defaults"
+    return f"the {name}"
 
 
 COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -147,7 +184,7 @@ def workloads_table(results: dict[str, Any]) -> Table:
         else:
             failures = [r.get("failure") or "" for r in w["runs"] if not r["ok"]]
             outcome = f"[red]FAILED[/red] {s['failed_runs']}/{s['runs']}: {failures[0][:80]}"
-        name = scheduler_label(w["scheduler"])
+        name = scheduler_label(w["scheduler"], results)
         table.add_row(name, str(w["nodes"]), str(w["pods"]), *cells, outcome)
     return table
 
@@ -164,18 +201,25 @@ def _throughput_line(w: dict[str, Any], d: dict[str, Any], target: str) -> list[
     ]
 
 
-def _pairs(results: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(step workload, default-scheduler workload) of the same size, both ok."""
-    defaults = {
-        (w["nodes"], w["pods"]): w
+def _pairs(
+    results: dict[str, Any], others: tuple[str, ...] = (DEFAULT_SCHEDULER,)
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(step workload, other workload) of the same size, both ok: each step against each of
+    ``others`` (the default-scheduler, kube-scheduler with the step's plugins), in that
+    order."""
+    by_size = {
+        (w["scheduler"], w["nodes"], w["pods"]): w
         for w in results["workloads"]
-        if w["scheduler"] == DEFAULT_SCHEDULER and w["summary"]["ok"]
+        if w["scheduler"] in others and w["summary"]["ok"]
     }
     pairs = []
     for w in results["workloads"]:
-        other = defaults.get((w["nodes"], w["pods"]))
-        if w.get("step") and w["summary"]["ok"] and other is not None:
-            pairs.append((w, other))
+        if not (w.get("step") and w["summary"]["ok"]):
+            continue
+        for name in others:
+            other = by_size.get((name, w["nodes"], w["pods"]))
+            if other is not None:
+                pairs.append((w, other))
     return pairs
 
 
@@ -187,26 +231,29 @@ SIDE_BY_SIDE = (
 
 
 def side_by_side_table(results: dict[str, Any]) -> Table | None:
-    """Each step next to the default-scheduler on the same workload, with their ratio."""
-    pairs = _pairs(results)
+    """Each step next to each other scheduler on the same workload (the default-scheduler,
+    kube-scheduler with the step's plugins), one row per pair, with their ratios."""
+    pairs = _pairs(results, (DEFAULT_SCHEDULER, SAME_PLUGINS))
     if not pairs:
         return None
     kube = (results.get("config") or {}).get("kube_scheduler")
     who = f"kube-scheduler {kube['path']}" if kube else "the cluster's default-scheduler"
     title = f"Side by side with {who} (same API server, interleaved)"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", caption="ratio: the step's / the other's")
     for header in ("step", "nodes", "pods"):
         table.add_column(header, justify="right")
+    table.add_column("against", no_wrap=True)
     for header, _, _ in SIDE_BY_SIDE:
         table.add_column(f"step {header}", justify="right")
-        table.add_column(f"default {header}", justify="right")
+        table.add_column(f"its {header}", justify="right")
         table.add_column("ratio", justify="right")
     for w, d in pairs:
         cells = []
         for _, key, digits in SIDE_BY_SIDE:
             a, b = w["summary"].get(key), d["summary"].get(key)
             cells += [_fmt(a, digits), _fmt(b, digits), _ratio(a, b)]
-        table.add_row(scheduler_label(w["scheduler"]), str(w["nodes"]), str(w["pods"]), *cells)
+        who = scheduler_label(d["scheduler"], results)
+        table.add_row(scheduler_label(w["scheduler"]), str(w["nodes"]), str(w["pods"]), who, *cells)
     return table
 
 
@@ -268,6 +315,7 @@ def targets(results: dict[str, Any]) -> list[str]:
                 f"step 8 at {w['nodes']} nodes: peak RSS {mine['scheduler_peak_rss_mib']:.0f} MiB "
                 f"= {ratio:.2f} x the default-scheduler's (target <= {MAX_RSS_RATIO:.0f}x)"
             )
+    lines += _speed_targets(results)
     names = sorted({w["scheduler"] for w in results["workloads"] if w.get("step")})
     for name in names:
         small, large = _summary(results, name, 500), _summary(results, name, 5000)
@@ -287,6 +335,33 @@ def targets(results: dict[str, Any]) -> list[str]:
             f"{KUBE_APISERVER_READY_S / ready:.0f}x faster than kube-apiserver's "
             f"{1000 * KUBE_APISERVER_READY_S:.0f} ms (target >= {MIN_READY_SPEEDUP:.0f}x)"
         )
+    return lines
+
+
+def _speed_targets(results: dict[str, Any]) -> list[str]:
+    """Issue 37's targets for step 18 and later: pods/s against kube-scheduler with the step's
+    plugins (500 and 5000 nodes) and at its defaults (5000 nodes), and peak RSS against
+    kube-scheduler's in either configuration, at those node counts."""
+    lines = []
+    for w, d in _pairs(results, (SAME_PLUGINS, DEFAULT_SCHEDULER)):
+        if (w.get("step") or 0) < SPEED_TARGET_STEP:
+            continue
+        step, nodes, other = w["step"], w["nodes"], against(d["scheduler"], results)
+        mine, theirs = w["summary"], d["summary"]
+        same = d["scheduler"] == SAME_PLUGINS
+        wanted = SAME_PLUGINS_TARGET_NODES if same else DEFAULTS_TARGET_NODES
+        if nodes in wanted and mine.get("pods_per_s") and theirs.get("pods_per_s"):
+            ratio = mine["pods_per_s"] / theirs["pods_per_s"]
+            lines.append(
+                f"step {step} at {nodes} nodes: {mine['pods_per_s']:.0f} pods/s = {ratio:.2f} x "
+                f"{other} (target >= {SPEED_TARGET_FRACTION:.1f})"
+            )
+        rss, their_rss = mine.get("scheduler_peak_rss_mib"), theirs.get("scheduler_peak_rss_mib")
+        if nodes in (*SAME_PLUGINS_TARGET_NODES, *DEFAULTS_TARGET_NODES) and rss and their_rss:
+            lines.append(
+                f"step {step} at {nodes} nodes: peak RSS {rss:.0f} MiB = {rss / their_rss:.2f} x "
+                f"that of {other}, {their_rss:.0f} MiB (target <= {SPEED_MAX_RSS_RATIO}x)"
+            )
     return lines
 
 
@@ -337,7 +412,8 @@ def compare_table(results: dict[str, Any], earlier: dict[str, Any], name: str) -
             continue
         new = w["summary"]
         cells = [_ratio(new.get(key), old.get(key)) for _, key in COMPARED]
-        table.add_row(scheduler_label(w["scheduler"]), str(w["nodes"]), str(w["pods"]), *cells)
+        name = scheduler_label(w["scheduler"], results)
+        table.add_row(name, str(w["nodes"]), str(w["pods"]), *cells)
     return table
 
 

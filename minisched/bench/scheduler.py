@@ -16,7 +16,8 @@ One run of a workload:
    steps.stepN --kubeconfig PATH`` (its report on stdout and its log lines at default
    verbosity on stderr, both to files; TLS when the cluster speaks TLS), the baseline binder
    (``python -m minisched.bench.binder``), or, with ``--with-default-scheduler``, the command
-   given for the cluster's ``default-scheduler``;
+   given for the cluster's ``default-scheduler``, or with ``--kube-scheduler`` the binary with a
+   generated configuration (its defaults, or the step's plugins only);
 4. a watch on the namespace, in this process, notes when each pod gets its node: throughput is
    taken from the first binding to the last, and the scheduler's CPU and RSS are read from
    ``/proc`` at the first binding and at the last (peak RSS: ``VmHWM``);
@@ -107,6 +108,8 @@ class Contender:
     creation rate). A step also gets ``--seed`` and the cluster's ``--context``.
     ``kube_scheduler``: the path of a kube-scheduler binary and its percentageOfNodesToScore
     (None: unset); its command, with a configuration written for the run, replaces ``command``.
+    ``kube_plugins``: the only plugins that kube-scheduler runs, (name, Score weight or None)
+    in order (``kube_scheduler.step_plugins``); None: its default plugins.
     """
 
     name: str
@@ -114,6 +117,7 @@ class Contender:
     command: list[str] | None
     step: int | None = None
     kube_scheduler: tuple[str, int | None] | None = None
+    kube_plugins: tuple[tuple[str, int | None], ...] | None = None
 
     def argv(
         self, server: Server, seed: int, namespace: str, directory: str = "."
@@ -122,7 +126,13 @@ class Contender:
         if self.kube_scheduler is not None:
             path, percentage = self.kube_scheduler
             return kube_scheduler.command(
-                path, directory, server.kubeconfig, server.context, self.scheduler_name, percentage
+                path,
+                directory,
+                server.kubeconfig,
+                server.context,
+                self.scheduler_name,
+                percentage,
+                self.kube_plugins,
             )
         if self.command is None:
             return None
@@ -161,11 +171,27 @@ def default_scheduler_contender(command: str | None) -> Contender:
     return Contender(DEFAULT_SCHEDULER, DEFAULT_SCHEDULER, argv)
 
 
-def kube_scheduler_contender(path: str, percentage: int | None) -> Contender:
+def kube_scheduler_contender(
+    path: str, percentage: int | None, plugins: kube_scheduler.StepPlugins | None = None
+) -> Contender:
     """The real kube-scheduler binary at ``path`` playing the ``default-scheduler``: a
     configuration with one profile of that name is generated for each run
-    (``kube_scheduler.config``), and it is started once the pods exist, stopped after."""
-    return Contender(DEFAULT_SCHEDULER, DEFAULT_SCHEDULER, None, kube_scheduler=(path, percentage))
+    (``kube_scheduler.config``), and it is started once the pods exist, stopped after.
+
+    With ``plugins`` the profile runs a step's plugins only, and the results' key is
+    ``kube-scheduler-same``; without, its defaults, under the key ``default-scheduler``.
+    """
+    if plugins is None:
+        return Contender(
+            DEFAULT_SCHEDULER, DEFAULT_SCHEDULER, None, kube_scheduler=(path, percentage)
+        )
+    return Contender(
+        kube_scheduler.SAME_PLUGINS,
+        DEFAULT_SCHEDULER,
+        None,
+        kube_scheduler=(path, percentage),
+        kube_plugins=tuple(plugins.enabled),
+    )
 
 
 def label(name: str) -> str:
