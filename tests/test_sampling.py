@@ -159,9 +159,9 @@ def test_a_filter_error_still_moves_the_index_by_the_nodes_checked_before_it(ste
     if batch is not None:
         # Step 18 filters every node at once, then runs the Filter plugins again only on the
         # nodes that failed: make n-050x one of them, so its own run errors there.
-        def batch_failing_n050(state: Any, pod: Any, nodes: Any) -> Any:
-            passed = batch(state, pod, nodes)
-            passed[nodes.index["n-050x"]] = False
+        def batch_failing_n050(state: Any, pod: Any, nodes: Any, rows: Any) -> Any:
+            passed = batch(state, pod, nodes, rows)
+            passed[rows == nodes.index["n-050x"]] = False
             return passed
 
         framework_of(sched).run_filter_plugins_batch = batch_failing_n050

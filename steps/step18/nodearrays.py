@@ -121,9 +121,9 @@ class NodeArrays:
         self.taints[i] = group
 
     def allocatable_request(
-        self, idx: np.ndarray, pod_request: int, resource: str, use_requested: bool
+        self, rows: np.ndarray, pod_request: int, resource: str, use_requested: bool
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """``allocatable_request`` (plugins/noderesources.py) for the nodes at ``idx``: what
+        """``allocatable_request`` (plugins/noderesources.py) for the nodes at ``rows``: what
         each offers and what it would have requested with the pod; None for a resource no
         NodeInfo counts (an extended resource: every node offers 0)."""
         if resource not in self.allocatable:
@@ -132,4 +132,4 @@ class NodeArrays:
             requested = self.requested[resource]
         else:
             requested = self.non_zero_requested[resource]
-        return self.allocatable[resource][idx], requested[idx] + pod_request
+        return self.allocatable[resource][rows], requested[rows] + pod_request

@@ -365,12 +365,13 @@ class Framework:
         return status
 
     def run_filter_plugins_batch(
-        self, state: CycleState, pod: V1Pod, nodes: NodeArrays
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
     ) -> np.ndarray | None:
-        """Which nodes pass every Filter plugin, decided for all nodes at once: a mask in the
-        snapshot's node order. None when a plugin cannot decide so for this pod (it has no
-        ``filter_nodes``, or its answer depends on what only its node-by-node Filter reads),
-        or when pods are nominated: then Filter runs node by node, with them counted.
+        """Which of the nodes at ``rows`` pass every Filter plugin, decided for all of them at
+        once: a mask, in the order of ``rows``. None when a plugin cannot decide so for this
+        pod (it has no ``filter_nodes``, or its answer depends on what only its node-by-node
+        Filter reads), or when pods are nominated: then Filter runs node by node, with them
+        counted. Whether a plugin can answer depends on the pod only, never on the node.
 
         What a node that fails was rejected for is not in the mask: the caller asks
         run_filter_plugins_with_nominated_pods for those nodes, which says it in upstream's
@@ -383,11 +384,11 @@ class Framework:
         passed: np.ndarray | None = None
         for pl in self.filter_plugins:
             filter_nodes = getattr(pl, "filter_nodes", None)
-            mask = filter_nodes(state, pod, nodes) if filter_nodes is not None else None
+            mask = filter_nodes(state, pod, nodes, rows) if filter_nodes is not None else None
             if mask is None:
                 return None
             passed = mask if passed is None else passed & mask
-        return passed if passed is not None else np.ones(len(nodes), bool)
+        return passed if passed is not None else np.ones(len(rows), bool)
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -506,9 +507,9 @@ class Framework:
         return plugin_to_node_scores, framework.Status()
 
     def run_score_plugins_batch(
-        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
     ) -> tuple[dict[str, np.ndarray], framework.Status]:
-        """run_score_plugins for the nodes at ``idx``, each plugin's scores an array: from its
+        """run_score_plugins for the nodes at ``rows``, each plugin's scores an array: from its
         ``score_nodes`` where it has one and can answer, else from its Score node by node. The
         same three phases, the same errors."""
         # The nodes' names, made for the first plugin that scores or normalizes node by node.
@@ -516,10 +517,10 @@ class Framework:
         plugin_to_scores: dict[str, np.ndarray] = {}
         for pl in self.score_plugins:
             score_nodes = getattr(pl, "score_nodes", None)
-            scores = score_nodes(state, pod, nodes, idx) if score_nodes is not None else None
+            scores = score_nodes(state, pod, nodes, rows) if score_nodes is not None else None
             if scores is None:
                 if names is None:
-                    names = [nodes.names[i] for i in idx.tolist()]
+                    names = [nodes.names[i] for i in rows.tolist()]
                 values = []
                 for name in names:
                     score, status = pl.score(state, pod, name)
@@ -541,7 +542,7 @@ class Framework:
                 )
                 continue
             if names is None:
-                names = [nodes.names[i] for i in idx.tolist()]
+                names = [nodes.names[i] for i in rows.tolist()]
             node_scores = [
                 framework.NodeScore(name, int(score))
                 for name, score in zip(names, plugin_to_scores[pl.name()], strict=True)

@@ -482,12 +482,18 @@ def find_nodes_that_pass_filters(
     # The index of the cycle before, which may have seen more nodes than this one.
     start = sched.next_start_node_index % num_all_nodes
     if nodes is sched.snapshot.node_info_list:
-        arrays = sched.snapshot.node_arrays()
-        passed = fwk.run_filter_plugins_batch(state, pod, arrays)
-        if passed is not None:
-            return _pass_filters_batch(
-                sched, fwk, state, pod, diagnosis, arrays, passed, start, num_nodes_to_find
-            )
+        feasible = _pass_filters_batch(
+            sched,
+            fwk,
+            state,
+            pod,
+            diagnosis,
+            sched.snapshot.node_arrays(),
+            start,
+            num_nodes_to_find,
+        )
+        if feasible is not None:
+            return feasible
     # With no Filter plugin every node passes, and this takes the next ones in turn, as
     # upstream's shortcut for that case does.
     feasible_nodes: list[client.V1Node] = []
@@ -526,6 +532,12 @@ def find_nodes_that_pass_filters(
     return feasible_nodes
 
 
+# How many nodes the Filter plugins are given at once. numpy lets other threads run during an
+# operation on more than 500 elements (it releases the GIL, and takes it back after); with the
+# binding, event and informer threads waiting for it, the scheduling thread then waits too.
+FILTER_CHUNK = 500
+
+
 def _pass_filters_batch(
     sched: Scheduler,
     fwk: Framework,
@@ -533,46 +545,59 @@ def _pass_filters_batch(
     pod: client.V1Pod,
     diagnosis: framework.Diagnosis,
     arrays: NodeArrays,
-    passed: np.ndarray,
     start: int,
     num_nodes_to_find: int,
-) -> list[client.V1Node]:
-    """find_nodes_that_pass_filters' loop, given which nodes pass (every node's Filter at
-    once): the same nodes found, the same index moved, the same failures in the diagnosis, in
-    the same order. Only a node that failed, before the search stopped, runs its Filter
-    plugins again, node by node, for upstream's reasons."""
+) -> FeasibleNodes | None:
+    """find_nodes_that_pass_filters' loop, the Filter plugins deciding for FILTER_CHUNK nodes
+    at once, in the search's order, until enough nodes pass: the same nodes found, the same
+    index moved, the same failures in the diagnosis, in the same order. Only a node that
+    failed, before the search stopped, runs its Filter plugins again, node by node, for
+    upstream's reasons. None, before anything is recorded, when a plugin cannot decide for
+    many nodes at once for this pod (run_filter_plugins_batch)."""
     key = meta_namespace_key(pod)
     num_all_nodes = len(arrays)
-    # Position i of the search is node (start + i) % num_all_nodes.
-    in_turn = np.roll(passed, -start)
-    found = np.flatnonzero(in_turn)[:num_nodes_to_find]
-    processed_nodes = num_all_nodes
-    if len(found) == num_nodes_to_find:
-        processed_nodes = int(found[-1]) + 1  # the search stops at the node that makes the count
-    for i in np.flatnonzero(~in_turn[:processed_nodes]):
-        node_info = arrays.node_infos[(start + int(i)) % num_all_nodes]
-        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if status.code == Code.ERROR:
-            sched.next_start_node_index = (start + int(i)) % num_all_nodes
-            raise status.as_error() or Exception(status.message())
-        name = node_info.node().metadata.name  # type: ignore[union-attr]
-        diagnosis.node_to_status_map[name] = status
-        diagnosis.unschedulable_plugins.add(status.failed_plugin)
-        sched.recorder.record(
-            "filter", pod=key, node=name, plugin=status.failed_plugin, reason=status.message()
-        )
+    found: list[np.ndarray] = []
+    num_found = 0
+    processed_nodes = 0  # positions of the search examined: node (start + i) % num_all_nodes
+    while processed_nodes < num_all_nodes and num_found < num_nodes_to_find:
+        size = min(FILTER_CHUNK, num_all_nodes - processed_nodes)
+        rows = (np.arange(start + processed_nodes, start + processed_nodes + size)) % num_all_nodes
+        passed = fwk.run_filter_plugins_batch(state, pod, arrays, rows)
+        if passed is None:
+            if processed_nodes:  # a plugin answered for the first nodes, then not: a bug
+                raise Exception("a Filter plugin could not decide for many nodes at once")
+            return None
+        hits = np.flatnonzero(passed)[: num_nodes_to_find - num_found]
+        checked = size
+        if num_found + len(hits) == num_nodes_to_find:
+            checked = int(hits[-1]) + 1  # the search stops at the node that makes the count
+        for i in np.flatnonzero(~passed[:checked]).tolist():
+            node_info = arrays.node_infos[rows[i]]
+            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+            if status.code == Code.ERROR:
+                sched.next_start_node_index = (start + processed_nodes + i) % num_all_nodes
+                raise status.as_error() or Exception(status.message())
+            name = arrays.names[rows[i]]
+            diagnosis.node_to_status_map[name] = status
+            diagnosis.unschedulable_plugins.add(status.failed_plugin)
+            sched.recorder.record(
+                "filter", pod=key, node=name, plugin=status.failed_plugin, reason=status.message()
+            )
+        found.append(rows[hits])
+        num_found += len(hits)
+        processed_nodes += checked
     sched.next_start_node_index = (start + processed_nodes) % num_all_nodes
     sched.recorder.record(
         "feasible",
         pod=key,
-        passed=len(found),
+        passed=num_found,
         nodes=num_all_nodes,
         checked=processed_nodes,
         start=start,
         to_find=num_nodes_to_find,
     )
-    rows = (found + start) % num_all_nodes
-    return FeasibleNodes([arrays.nodes[i] for i in rows.tolist()], rows)
+    found_rows = np.concatenate(found) if found else np.zeros(0, np.intp)
+    return FeasibleNodes([arrays.nodes[i] for i in found_rows.tolist()], found_rows)
 
 
 def extender_label(extender: framework.Extender) -> str:
@@ -885,13 +910,20 @@ def select_host_batch(sched: Scheduler, totals: np.ndarray) -> int:
     best_so_far = np.maximum.accumulate(totals)
     candidates = np.flatnonzero(totals == best_so_far).tolist()
     values = totals.tolist()
+    # intn (minisched/rand.py) written out in the loop: where hundreds of nodes tie, the call
+    # costs more than the draw.
+    getrandbits = sched.rng.getrandbits
     max_score, selected, cnt_of_max_score = values[0], 0, 1
     for i in candidates[1:]:
         if values[i] > max_score:
             max_score, selected, cnt_of_max_score = values[i], i, 1
         else:
             cnt_of_max_score += 1
-            if intn(sched.rng, cnt_of_max_score) == 0:
+            bits = cnt_of_max_score.bit_length()
+            r = getrandbits(bits)
+            while r >= cnt_of_max_score:
+                r = getrandbits(bits)
+            if r == 0:
                 selected = i
     return selected
 

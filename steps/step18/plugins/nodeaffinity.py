@@ -203,9 +203,11 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_POD])
         return Status()
 
-    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray | None:
-        """Filter for every node at once, for a pod without nodeSelector or required terms
-        (every node passes); None otherwise (Filter then runs node by node)."""
+    def filter_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
+    ) -> np.ndarray | None:
+        """Filter for the nodes at ``rows`` at once, for a pod without nodeSelector or
+        required terms (every node passes); None otherwise (Filter then runs node by node)."""
         if self.added_node_selector is not None:
             return None
         try:
@@ -217,7 +219,7 @@ class NodeAffinity:
         required = data.required_node_selector_and_affinity
         if required.label_selector is not None or required.node_selector is not None:
             return None
-        return np.ones(len(nodes), bool)
+        return np.ones(len(rows), bool)
 
     # --- PreScore -----------------------------------------------------------------------------
 
@@ -270,9 +272,9 @@ class NodeAffinity:
         return count, Status()
 
     def score_nodes(
-        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
     ) -> np.ndarray | None:
-        """Score for the nodes at ``idx`` at once, for a pod without preferred terms (all
+        """Score for the nodes at ``rows`` at once, for a pod without preferred terms (all
         0); None otherwise (Score then runs node by node)."""
         if self.added_pref_sched_terms is not None:
             return None
@@ -282,7 +284,7 @@ class NodeAffinity:
             return None
         if not isinstance(data, PreScoreState) or data.preferred_node_affinity is not None:
             return None
-        return np.zeros(len(idx), np.int64)
+        return np.zeros(len(rows), np.int64)
 
     def score_extensions(self) -> NodeAffinity:
         return self

@@ -544,20 +544,20 @@ def _weighted_mean_arrays(
     resource_to_weight: dict[str, int],
     requests: dict[str, int],
     nodes: NodeArrays,
-    idx: np.ndarray,
+    rows: np.ndarray,
     use_requested: bool,
     resource_score: Callable[[np.ndarray, np.ndarray], np.ndarray],
 ) -> np.ndarray | None:
-    """_weighted_mean for the nodes at ``idx``: a resource a node does not offer adds no
+    """_weighted_mean for the nodes at ``rows``: a resource a node does not offer adds no
     weight for that node. None when a number is too large for int64."""
-    node_score = np.zeros(len(idx), np.int64)
-    weight_sum = np.zeros(len(idx), np.int64)
+    node_score = np.zeros(len(rows), np.int64)
+    weight_sum = np.zeros(len(rows), np.int64)
     for resource, weight in resource_to_weight.items():
-        columns = nodes.allocatable_request(idx, requests[resource], resource, use_requested)
+        columns = nodes.allocatable_request(rows, requests[resource], resource, use_requested)
         if columns is None:
             continue  # no node offers it: left out of every node's mean
         allocatable, requested = columns
-        if len(idx) and max(int(allocatable.max()), int(requested.max())) > _INT64_SAFE:
+        if len(rows) and max(int(allocatable.max()), int(requested.max())) > _INT64_SAFE:
             return None
         has = allocatable != 0
         node_score += np.where(has, resource_score(requested, allocatable) * weight, 0)
@@ -768,9 +768,11 @@ class Fit:
             return Status(Code.UNSCHEDULABLE, [r.reason for r in insufficient])
         return Status()
 
-    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray | None:
-        """Filter for every node at once: whether each has room (fits_request's tests);
-        None when PreFilter wrote nothing usable (Filter then says why, node by node)."""
+    def filter_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
+    ) -> np.ndarray | None:
+        """Filter for the nodes at ``rows`` at once: whether each has room (fits_request's
+        tests); None when PreFilter wrote nothing usable (Filter then says why, node by node)."""
         try:
             data = state.read(PRE_FILTER_STATE_KEY)
         except NotFoundError:
@@ -778,7 +780,7 @@ class Fit:
         if not isinstance(data, PreFilterState):
             return None
         request = data.resource
-        fits: np.ndarray = nodes.num_pods + 1 <= nodes.allowed_pod_number
+        fits: np.ndarray = nodes.num_pods[rows] + 1 <= nodes.allowed_pod_number[rows]
         if request.milli_cpu == 0 and request.memory == 0 and request.ephemeral_storage == 0:
             return fits
         for resource, amount in (
@@ -786,7 +788,7 @@ class Fit:
             ("memory", request.memory),
             ("ephemeral-storage", request.ephemeral_storage),
         ):
-            fits &= nodes.allocatable[resource] >= nodes.requested[resource] + amount
+            fits &= nodes.allocatable[resource][rows] >= nodes.requested[resource][rows] + amount
         return fits
 
     # --- PreScore -----------------------------------------------------------------------------
@@ -822,16 +824,16 @@ class Fit:
         return self.scorer.scorer(requested, allocatable), Status()
 
     def score_nodes(
-        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
     ) -> np.ndarray | None:
-        """Score for the nodes at ``idx`` at once, with LeastAllocated or MostAllocated;
+        """Score for the nodes at ``rows`` at once, with LeastAllocated or MostAllocated;
         None for RequestedToCapacityRatio (Score then runs node by node)."""
         resource_score = _RESOURCE_SCORE_ARRAYS.get(self.scorer.name)
         if resource_score is None:
             return None
         requests = pod_requests(state, PRE_SCORE_STATE_KEY, pod, self.resource_to_weight, False)
         return _weighted_mean_arrays(
-            self.resource_to_weight, requests, nodes, idx, False, resource_score
+            self.resource_to_weight, requests, nodes, rows, False, resource_score
         )
 
     def score_extensions(self) -> None:
@@ -985,9 +987,9 @@ class BalancedAllocation:
         return balanced_resource_scorer(requested, allocatable), Status()
 
     def score_nodes(
-        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
     ) -> np.ndarray | None:
-        """Score for the nodes at ``idx`` at once: balanced_resource_scorer's arithmetic, in
+        """Score for the nodes at ``rows`` at once: balanced_resource_scorer's arithmetic, in
         the same float64 operations; None for more than two resources (Score then runs node
         by node)."""
         if len(self.resource_to_weight) > 2:
@@ -998,7 +1000,7 @@ class BalancedAllocation:
         fractions: list[np.ndarray] = []
         offered: list[np.ndarray] = []
         for resource in self.resource_to_weight:
-            columns = nodes.allocatable_request(idx, requests[resource], resource, True)
+            columns = nodes.allocatable_request(rows, requests[resource], resource, True)
             if columns is None:
                 continue  # no node offers it: left out everywhere
             allocatable, requested = columns
@@ -1006,7 +1008,7 @@ class BalancedAllocation:
             divisor = np.where(has, allocatable, 1).astype(np.float64)
             fractions.append(np.minimum(requested.astype(np.float64) / divisor, 1.0))
             offered.append(has)
-        std = np.zeros(len(idx), np.float64)
+        std = np.zeros(len(rows), np.float64)
         if len(fractions) == 2:
             # A node that offers only one of the two has one fraction: std 0.
             both = offered[0] & offered[1]

@@ -57,12 +57,14 @@ class NodeUnschedulable:
             return Status()
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
 
-    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray:
-        """Filter for every node at once."""
+    def filter_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
+    ) -> np.ndarray:
+        """Filter for the nodes at ``rows`` at once."""
         taint = V1Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
         if tolerations_tolerate_taint(pod.spec.tolerations or [], taint):
-            return np.ones(len(nodes), bool)
-        return ~nodes.unschedulable
+            return np.ones(len(rows), bool)
+        return ~nodes.unschedulable[rows]
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:

@@ -147,10 +147,12 @@ class TaintToleration:
         )
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [reason])
 
-    def filter_nodes(self, state: CycleState, pod: V1Pod, nodes: NodeArrays) -> np.ndarray:
-        """Filter for every node at once: asked once per distinct set of taints."""
+    def filter_nodes(
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
+    ) -> np.ndarray:
+        """Filter for the nodes at ``rows`` at once: asked once per distinct set of taints."""
         tolerated = [self.filter(state, pod, n).is_success() for n in nodes.taint_groups]
-        return np.array(tolerated, bool)[nodes.taints]
+        return np.array(tolerated, bool)[nodes.taints[rows]]
 
     # --- PreScore -----------------------------------------------------------------------------
 
@@ -196,9 +198,9 @@ class TaintToleration:
         ), Status()
 
     def score_nodes(
-        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, idx: np.ndarray
+        self, state: CycleState, pod: V1Pod, nodes: NodeArrays, rows: np.ndarray
     ) -> np.ndarray | None:
-        """Score for the nodes at ``idx`` at once: counted once per distinct set of taints.
+        """Score for the nodes at ``rows`` at once: counted once per distinct set of taints.
         None when PreScore wrote nothing usable (Score then says why)."""
         try:
             data = get_pre_score_state(state)
@@ -209,7 +211,7 @@ class TaintToleration:
             count_intolerable_taints_prefer_no_schedule(n.node().spec.taints, tolerations)  # type: ignore[union-attr]
             for n in nodes.taint_groups
         ]
-        return np.array(counts, np.int64)[nodes.taints[idx]]
+        return np.array(counts, np.int64)[nodes.taints[rows]]
 
     def score_extensions(self) -> TaintToleration:
         return self
