@@ -242,6 +242,21 @@ def _missing_kubeconfig(kubeconfig: str) -> bool:
     return not any(p.is_file() for p in paths)
 
 
+# How many connections the client's pool keeps to the API server. The client's default is five
+# per CPU (10 on a 2-core machine), fewer than a scheduler uses at once: its watches, its event
+# thread, and a binding per pod being bound (up to 16 in step 18). A connection handed back to
+# a full pool is closed, and the next request opens another: over TLS, a handshake each time.
+CONNECTION_POOL_MAXSIZE = 32
+
+
+def client_configuration() -> client.Configuration:
+    """The official client's Configuration, with room in its pool for every connection a
+    scheduler holds at once; the kubeconfig fills in the rest."""
+    configuration = client.Configuration()
+    configuration.connection_pool_maxsize = CONNECTION_POOL_MAXSIZE
+    return configuration
+
+
 @contextlib.contextmanager
 def connect(
     kubeconfig: str | None = None,
@@ -264,7 +279,9 @@ def connect(
         )
     if kubeconfig is None:
         with EmbeddedServer(*embedded_args) as server:
-            api_client = config.new_client_from_config(config_file=server.kubeconfig)
+            api_client = config.new_client_from_config(
+                config_file=server.kubeconfig, client_configuration=client_configuration()
+            )
             try:
                 yield Cluster(api_client, server.kubeconfig, None, embedded=True, server=server)
             finally:
@@ -273,7 +290,9 @@ def connect(
     if _missing_kubeconfig(kubeconfig):
         raise ClusterError(f"{origin} names {kubeconfig}: no such file{hint}")
     try:
-        api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+        api_client = config.new_client_from_config(
+            config_file=kubeconfig, context=context, client_configuration=client_configuration()
+        )
     except Exception as e:  # a bad context, a malformed kubeconfig
         raise ClusterError(f"cannot load kubeconfig {kubeconfig!r}: {e}") from e
     try:

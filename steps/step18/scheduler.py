@@ -29,7 +29,7 @@ from .cache import DURATION_TO_EXPIRE_ASSUMED_POD, Cache
 from .config import V1BETA3, KubeSchedulerConfiguration, default_config
 from .eventhandlers import add_all_event_handlers
 from .framework import ClusterEvent, Extender, NodeInfo
-from .schedule_one import schedule_one
+from .schedule_one import BindingsInFlight, schedule_one
 from .scheduling_queue import Nominator, PriorityQueue
 from .snapshot import Snapshot
 from .validation import validate_kube_scheduler_configuration
@@ -87,6 +87,8 @@ class Scheduler:
         # the scheduling thread reads and moves the index: no lock.
         self.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
         self.next_start_node_index = 0
+        # The pods being bound: the scheduling thread waits while there are too many.
+        self.bindings_in_flight = BindingsInFlight()
         # The informers fill the cache; each scheduling cycle reads the snapshot, refreshed
         # from the cache as the cycle starts (upstream: SchedulerCache, nodeInfoSnapshot).
         self.cache = Cache(DURATION_TO_EXPIRE_ASSUMED_POD, clock)
