@@ -136,6 +136,7 @@ class Scheduler:
             pod_nominator=nominator,
             pod_initial_backoff_duration=float(config.pod_initial_backoff_seconds),
             pod_max_backoff_duration=float(config.pod_max_backoff_seconds),
+            sort_key=first.queue_sort_key(),
         )
 
         self.pod_informer = Informer(

@@ -31,7 +31,7 @@ import copy
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kubernetes.client import V1Pod
 
@@ -123,12 +123,27 @@ class Heap(Generic[T]):
 
     ``less(a, b)`` is True when ``a`` must come out first. Not thread-safe: the queue's lock
     guards it. Upstream: pkg/scheduler/internal/heap (Heap, on Go's container/heap).
+
+    With ``sort_key``, an item comes out first when its sort key is the smaller: each item's
+    sort key is worked out once, as it is added, and compared as a tuple, instead of calling
+    ``less`` for every comparison; it must order the items exactly as ``less`` does. Each
+    item's key is kept beside it too, so a swap does not work it out again. An item changed
+    in place must be added again (``update``), as upstream's must be fixed (heap.Fix).
     """
 
-    def __init__(self, key: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
+    def __init__(
+        self,
+        key: Callable[[T], str],
+        less: Callable[[T, T], bool],
+        sort_key: Callable[[T], Any] | None = None,
+    ) -> None:
         self._key = key
         self._less = less
+        self._sort_key = sort_key
+        # Three lists, one entry per item: the item, its key, its sort key (or the item).
         self._items: list[T] = []
+        self._keys: list[str] = []
+        self._ranks: list[Any] = []
         self._index: dict[str, int] = {}  # key -> position in _items
 
     def __len__(self) -> int:
@@ -137,12 +152,15 @@ class Heap(Generic[T]):
     def add(self, item: T) -> None:
         """Insert ``item``, or replace the item with its key and restore the order."""
         key = self._key(item)
+        rank = self._sort_key(item) if self._sort_key is not None else item
         if key in self._index:
             i = self._index[key]
-            self._items[i] = item
+            self._items[i], self._ranks[i] = item, rank
             self._fix(i)
             return
         self._items.append(item)
+        self._keys.append(key)
+        self._ranks.append(rank)
         self._index[key] = len(self._items) - 1
         self._up(len(self._items) - 1)
 
@@ -160,6 +178,8 @@ class Heap(Generic[T]):
         last = len(self._items) - 1
         self._swap(i, last)
         item = self._items.pop()
+        self._keys.pop()
+        self._ranks.pop()
         del self._index[key]
         if i < last:
             self._fix(i)
@@ -169,10 +189,16 @@ class Heap(Generic[T]):
         return self._items[0] if self._items else None
 
     def pop(self) -> T | None:
-        return self.delete(self._key(self._items[0])) if self._items else None
+        return self.delete(self._keys[0]) if self._items else None
 
     def list(self) -> list[T]:
         return list(self._items)
+
+    def _before(self, i: int, j: int) -> bool:
+        """Whether the item at ``i`` must come out before the item at ``j``."""
+        if self._sort_key is not None:
+            return bool(self._ranks[i] < self._ranks[j])
+        return self._less(self._items[i], self._items[j])
 
     def _fix(self, i: int) -> None:
         if not self._up(i):
@@ -182,7 +208,7 @@ class Heap(Generic[T]):
         moved = False
         while i > 0:
             parent = (i - 1) // 2
-            if not self._less(self._items[i], self._items[parent]):
+            if not self._before(i, parent):
                 break
             self._swap(i, parent)
             i, moved = parent, True
@@ -192,9 +218,9 @@ class Heap(Generic[T]):
         n = len(self._items)
         while True:
             smallest, left, right = i, 2 * i + 1, 2 * i + 2
-            if left < n and self._less(self._items[left], self._items[smallest]):
+            if left < n and self._before(left, smallest):
                 smallest = left
-            if right < n and self._less(self._items[right], self._items[smallest]):
+            if right < n and self._before(right, smallest):
                 smallest = right
             if smallest == i:
                 return
@@ -202,10 +228,12 @@ class Heap(Generic[T]):
             i = smallest
 
     def _swap(self, i: int, j: int) -> None:
-        items = self._items
+        items, keys, ranks = self._items, self._keys, self._ranks
         items[i], items[j] = items[j], items[i]
-        self._index[self._key(items[i])] = i
-        self._index[self._key(items[j])] = j
+        keys[i], keys[j] = keys[j], keys[i]
+        ranks[i], ranks[j] = ranks[j], ranks[i]
+        self._index[keys[i]] = i
+        self._index[keys[j]] = j
 
 
 # --- the nominator -----------------------------------------------------------------------------
@@ -342,6 +370,7 @@ class PriorityQueue:
         backoff_q_flush_period: float = DEFAULT_BACKOFF_Q_FLUSH_PERIOD,
         unschedulable_q_flush_period: float = DEFAULT_UNSCHEDULABLE_Q_FLUSH_PERIOD,
         unschedulable_q_time_interval: float = DEFAULT_UNSCHEDULABLE_Q_TIME_INTERVAL,
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
     ) -> None:
         self.clock = clock
         self.recorder = recorder
@@ -358,7 +387,8 @@ class PriorityQueue:
         self.pod_nominator = pod_nominator or Nominator()
 
         self._lock = threading.Condition()
-        self._active_q: Heap[QueuedPodInfo] = Heap(pod_info_key, less)
+        # The QueueSort plugin's sort key, where it has one, orders activeQ as its less does.
+        self._active_q: Heap[QueuedPodInfo] = Heap(pod_info_key, less, sort_key)
         self._pod_backoff_q: Heap[QueuedPodInfo] = Heap(
             pod_info_key, self._pods_compare_backoff_completed
         )

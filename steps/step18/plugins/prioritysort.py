@@ -35,6 +35,11 @@ class PrioritySort:
         p1, p2 = pod_priority(p_info1.pod), pod_priority(p_info2.pod)
         return p1 > p2 or (p1 == p2 and p_info1.timestamp < p_info2.timestamp)
 
+    def sort_key(self, p_info: QueuedPodInfo) -> tuple[int, float]:
+        """``less`` as a key: ``less(a, b)`` is ``sort_key(a) < sort_key(b)``, so the queue
+        compares two tuples instead of calling ``less`` (scheduling_queue.Heap)."""
+        return -pod_priority(p_info.pod), p_info.timestamp
+
 
 def new(args: Any, handle: Handle) -> PrioritySort:
     """The plugin factory (upstream: New)."""
