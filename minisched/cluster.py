@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,6 +250,30 @@ def _missing_kubeconfig(kubeconfig: str) -> bool:
 CONNECTION_POOL_MAXSIZE = 32
 
 
+# How often, at most, the kubeconfig loader's token hook runs. The official client runs it
+# before every request (Configuration.refresh_api_key_hook): it re-reads an expiring token
+# (exec and auth-provider credentials), and, whatever the credentials, copies the kubeconfig's
+# settings into the configuration again, which scans the environment for proxies: about 90 us
+# a request. An expiring token lives for minutes; once a second is soon enough.
+REFRESH_INTERVAL = 1.0
+
+
+def throttle_token_refresh(configuration: client.Configuration) -> None:
+    """Run the configuration's token refresh hook at most every REFRESH_INTERVAL seconds."""
+    hook = configuration.refresh_api_key_hook
+    if hook is None:
+        return
+    last = [-REFRESH_INTERVAL]
+
+    def refresh(config: client.Configuration) -> None:
+        now = time.monotonic()
+        if now - last[0] >= REFRESH_INTERVAL:
+            last[0] = now
+            hook(config)
+
+    configuration.refresh_api_key_hook = refresh
+
+
 def client_configuration() -> client.Configuration:
     """The official client's Configuration, with room in its pool for every connection a
     scheduler holds at once; the kubeconfig fills in the rest."""
@@ -282,6 +307,7 @@ def connect(
             api_client = config.new_client_from_config(
                 config_file=server.kubeconfig, client_configuration=client_configuration()
             )
+            throttle_token_refresh(api_client.configuration)
             try:
                 yield Cluster(api_client, server.kubeconfig, None, embedded=True, server=server)
             finally:
@@ -295,6 +321,7 @@ def connect(
         )
     except Exception as e:  # a bad context, a malformed kubeconfig
         raise ClusterError(f"cannot load kubeconfig {kubeconfig!r}: {e}") from e
+    throttle_token_refresh(api_client.configuration)
     try:
         check_reachable(api_client, f"named by {origin} {kubeconfig}", hint)
         if origin == "$KUBECONFIG":
