@@ -66,6 +66,10 @@ def connection_error_reason(error: BaseException) -> str:
         if isinstance(e, ssl.SSLCertVerificationError):
             return f"certificate verify failed: {e.verify_message}"
     for e in causes:
+        # TLS ended mid-request (the server went away): OpenSSL's words are no help.
+        if isinstance(e, ssl.SSLEOFError):
+            return "the connection was closed"
+    for e in causes:
         if isinstance(e, OSError) and e.strerror:  # e.g. Connection refused
             return e.strerror[:1].lower() + e.strerror[1:]
     if any(isinstance(e, urllib3.exceptions.TimeoutError | TimeoutError) for e in causes):

@@ -23,3 +23,9 @@ def test_an_ssl_error_whose_reason_is_a_string_is_not_followed() -> None:
     wrapped.reason = "WRONG_VERSION_NUMBER"
     error = urllib3.exceptions.SSLError(wrapped)
     assert "wrong version number" in connection_error_reason(error)
+
+
+def test_tls_ended_mid_request_is_a_closed_connection() -> None:
+    # What http.client raises (minisched/leanclient.py) when the server dies mid-request.
+    error = ssl.SSLEOFError(8, "EOF occurred in violation of protocol (_ssl.c:2427)")
+    assert connection_error_reason(error) == "the connection was closed"
