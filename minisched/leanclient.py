@@ -85,12 +85,17 @@ class Connections:
             connection = self._new()
         try:
             response = self._send(connection, path, body, headers)
-        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+        except (
+            http.client.RemoteDisconnected,
+            ConnectionResetError,
+            BrokenPipeError,
+            ssl.SSLEOFError,
+        ):
             connection.close()
             if not reused:
                 raise
-            # The server closed a kept connection while it was idle: the request never
-            # reached it. Once more, on a new connection.
+            # The server closed a kept connection while it was idle (or restarted since): the
+            # request never reached it. Once more, on a new connection.
             connection = self._new()
             response = self._send(connection, path, body, headers)
         except BaseException:

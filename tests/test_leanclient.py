@@ -110,3 +110,28 @@ def test_the_token_refresh_runs_at_most_once_a_second(monkeypatch: pytest.Monkey
     now[0] += cluster.REFRESH_INTERVAL
     configuration.refresh_api_key_hook(configuration)
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "tls"])
+def test_a_kept_connection_to_a_restarted_server_is_opened_again(tls: bool, tmp_path: Any) -> None:
+    # Over TLS the server keeps its certificate across the restart (--state-dir), as a real
+    # one does; a new self-signed one would fail verification, as with the official client.
+    args = ("--tls", "--state-dir", str(tmp_path)) if tls else ()
+    with EmbeddedServer(*args) as server:
+        api = config.new_client_from_config(
+            config_file=server.kubeconfig, client_configuration=cluster.client_configuration()
+        )
+        core = LeanCoreV1Api(api)
+        event = {
+            "metadata": {"generateName": "lean.", "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p"},
+            "reason": "Scheduled",
+            "message": "before",
+            "type": "Normal",
+        }
+        assert core.create_namespaced_event("default", event).status == 201
+        assert core._connections is not None and len(core._connections._idle) == 1
+        server.restart()  # the kept connection now leads nowhere
+        assert core.create_namespaced_event("default", event).status == 201
+        core._connections.close()
+        api.close()
