@@ -131,11 +131,22 @@ def nodes(g: Gang, **cpus: int) -> None:
     g.scenario.scheduler_has_seen("node", list(cpus))
 
 
+def group_seen(g: Gang, name: str) -> None:
+    """Wait until the scheduler's PodGroup informer holds the group: its pods' PreFilter reads
+    it there, and a pod scheduled before it arrives fails with "PodGroup not found"."""
+    informers = [i for i in g.sched.dynamic_informers if i.name != "V1Pod"]
+    assert informers, "the profile has no PodGroup informer"
+    assert informers[0].store.wait_until(
+        lambda items: any(key.rsplit("/", 1)[-1] == name for key in items), 10
+    ), f"the scheduler never saw PodGroup {name}"
+
+
 @step_param
 def test_two_of_three_bind_nothing_and_the_third_binds_all(gang: Gang) -> None:
     g = gang
     nodes(g, **{"gang-n1": 4, "gang-n2": 4})
     story.create_pod_group(g.scenario, "trio", 3)
+    group_seen(g, "trio")
     g.member("trio", "trio-a", 1)
     g.member("trio", "trio-b", 1)
     g.scenario.scheduler_has_seen("pod", ["trio-a", "trio-b"])
@@ -175,6 +186,7 @@ def test_a_group_that_does_not_fit_binds_nothing_and_holds_no_room(gang: Gang) -
     g = gang
     nodes(g, **{"gang-big": 4, "gang-small": 2})
     story.create_pod_group(g.scenario, "giant", 3)
+    group_seen(g, "giant")
     for name in ("giant-a", "giant-b", "giant-c"):
         g.member("giant", name, 3)
     g.scenario.scheduler_has_seen("pod", ["giant-a", "giant-b", "giant-c"])
@@ -202,6 +214,7 @@ def test_a_group_whose_last_pod_never_comes_times_out_at_permit(gang: Gang) -> N
     g = gang
     nodes(g, **{"gang-n1": 4})
     story.create_pod_group(g.scenario, "late", 3)
+    group_seen(g, "late")
     g.member("late", "late-a", 1)
     g.member("late", "late-b", 1)
     # The third pod is another scheduler's: it counts at PreFilter, and never gets a node.
