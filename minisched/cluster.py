@@ -278,12 +278,17 @@ def throttle_token_refresh(configuration: client.Configuration) -> None:
     configuration.refresh_api_key_hook = refresh
 
 
-def client_configuration() -> client.Configuration:
-    """The official client's Configuration, with room in its pool for every connection a
-    scheduler holds at once; the kubeconfig fills in the rest."""
+def new_api_client(config_file: str, context: str | None = None) -> client.ApiClient:
+    """The official client for a kubeconfig, as a scheduler uses it: room in its pool for
+    every connection it holds at once (CONNECTION_POOL_MAXSIZE), and the token hook run at
+    most once a second (throttle_token_refresh). Raises what the kubeconfig loader raises."""
     configuration = client.Configuration()
     configuration.connection_pool_maxsize = CONNECTION_POOL_MAXSIZE
-    return configuration
+    api_client = config.new_client_from_config(
+        config_file=config_file, context=context, client_configuration=configuration
+    )
+    throttle_token_refresh(api_client.configuration)
+    return api_client
 
 
 @contextlib.contextmanager
@@ -308,10 +313,7 @@ def connect(
         )
     if kubeconfig is None:
         with EmbeddedServer(*embedded_args) as server:
-            api_client = config.new_client_from_config(
-                config_file=server.kubeconfig, client_configuration=client_configuration()
-            )
-            throttle_token_refresh(api_client.configuration)
+            api_client = new_api_client(server.kubeconfig)
             try:
                 yield Cluster(api_client, server.kubeconfig, None, embedded=True, server=server)
             finally:
@@ -320,12 +322,9 @@ def connect(
     if _missing_kubeconfig(kubeconfig):
         raise ClusterError(f"{origin} names {kubeconfig}: no such file{hint}")
     try:
-        api_client = config.new_client_from_config(
-            config_file=kubeconfig, context=context, client_configuration=client_configuration()
-        )
+        api_client = new_api_client(kubeconfig, context)
     except Exception as e:  # a bad context, a malformed kubeconfig
         raise ClusterError(f"cannot load kubeconfig {kubeconfig!r}: {e}") from e
-    throttle_token_refresh(api_client.configuration)
     try:
         check_reachable(api_client, f"named by {origin} {kubeconfig}", hint)
         if origin == "$KUBECONFIG":

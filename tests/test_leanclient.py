@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 
 from minisched import cluster
 from minisched.cluster import EmbeddedServer
@@ -21,10 +21,7 @@ from minisched.leanclient import LeanCoreV1Api
 def lean(request: pytest.FixtureRequest) -> Iterator[tuple[LeanCoreV1Api, client.CoreV1Api]]:
     args = ("--tls",) if request.param == "tls" else ()
     with EmbeddedServer(*args) as server:
-        api = config.new_client_from_config(
-            config_file=server.kubeconfig, client_configuration=cluster.client_configuration()
-        )
-        cluster.throttle_token_refresh(api.configuration)
+        api = cluster.new_api_client(server.kubeconfig)
         lean_core = LeanCoreV1Api(api)
         assert lean_core._connections is not None  # the lean path, not the client's
         yield lean_core, client.CoreV1Api(api)
@@ -118,9 +115,7 @@ def test_a_kept_connection_to_a_restarted_server_is_opened_again(tls: bool, tmp_
     # one does; a new self-signed one would fail verification, as with the official client.
     args = ("--tls", "--state-dir", str(tmp_path)) if tls else ()
     with EmbeddedServer(*args) as server:
-        api = config.new_client_from_config(
-            config_file=server.kubeconfig, client_configuration=cluster.client_configuration()
-        )
+        api = cluster.new_api_client(server.kubeconfig)
         core = LeanCoreV1Api(api)
         event = {
             "metadata": {"generateName": "lean.", "namespace": "default"},

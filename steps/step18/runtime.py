@@ -382,10 +382,8 @@ class Framework:
         run_filter_plugins_with_nominated_pods for those nodes, which says it in upstream's
         words.
         """
-        if self.pod_nominator is not None:
-            has_nominated_pods = getattr(self.pod_nominator, "has_nominated_pods", None)
-            if has_nominated_pods is None or has_nominated_pods():
-                return None
+        if self.pod_nominator is not None and self.pod_nominator.has_nominated_pods():
+            return None
         passed: np.ndarray | None = None
         for pl in self.filter_plugins:
             filter_nodes = getattr(pl, "filter_nodes", None)

@@ -23,7 +23,7 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -794,18 +794,8 @@ def prioritize_nodes(
     verbose = log.isEnabledFor(logging.DEBUG)
     if verbose or sched.recorder.wants_detail(key):
         for plugin, node_score_list in scores_map.items():
-            for node_score in node_score_list:
-                if verbose:
-                    log.debug(
-                        'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
-                        key,
-                        plugin,
-                        node_score.name,
-                        node_score.score,
-                    )
-                sched.recorder.record(
-                    "score", pod=key, node=node_score.name, plugin=plugin, score=node_score.score
-                )
+            scored = ((node_score.name, node_score.score) for node_score in node_score_list)
+            record_scores(sched, key, plugin, scored, verbose)
 
     # Summarize all scores.
     result = [framework.NodeScore(node.metadata.name, 0) for node in nodes]
@@ -822,6 +812,22 @@ def prioritize_nodes(
                 framework.MAX_NODE_SCORE // framework.MAX_EXTENDER_PRIORITY
             )
     return result
+
+
+def record_scores(
+    sched: Scheduler, key: str, plugin: str, scored: Iterable[tuple[str, int]], verbose: bool
+) -> None:
+    """Each node's score from one plugin, in the log (at -vv, ``verbose``) and the report."""
+    for name, score in scored:
+        if verbose:
+            log.debug(
+                'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
+                key,
+                plugin,
+                name,
+                score,
+            )
+        sched.recorder.record("score", pod=key, node=name, plugin=plugin, score=score)
 
 
 def prioritize_nodes_batch(
@@ -849,16 +855,7 @@ def prioritize_nodes_batch(
     if verbose or sched.recorder.wants_detail(key):
         names = [arrays.names[i] for i in rows.tolist()]
         for plugin, scores in scores_map.items():
-            for name, score in zip(names, scores.tolist(), strict=True):
-                if verbose:
-                    log.debug(
-                        'Plugin scored node for pod pod="%s" plugin="%s" node="%s" score=%d',
-                        key,
-                        plugin,
-                        name,
-                        score,
-                    )
-                sched.recorder.record("score", pod=key, node=name, plugin=plugin, score=score)
+            record_scores(sched, key, plugin, zip(names, scores.tolist(), strict=True), verbose)
     totals = np.zeros(len(rows), np.int64)
     for scores in scores_map.values():
         totals += scores
@@ -982,20 +979,13 @@ def select_host_batch(sched: Scheduler, totals: np.ndarray) -> int:
     best_so_far = np.maximum.accumulate(totals)
     candidates = np.flatnonzero(totals == best_so_far).tolist()
     values = totals.tolist()
-    # intn (minisched/rand.py) written out in the loop: where hundreds of nodes tie, the call
-    # costs more than the draw.
-    getrandbits = sched.rng.getrandbits
     max_score, selected, cnt_of_max_score = values[0], 0, 1
     for i in candidates[1:]:
         if values[i] > max_score:
             max_score, selected, cnt_of_max_score = values[i], i, 1
         else:
             cnt_of_max_score += 1
-            bits = cnt_of_max_score.bit_length()
-            r = getrandbits(bits)
-            while r >= cnt_of_max_score:
-                r = getrandbits(bits)
-            if r == 0:
+            if intn(sched.rng, cnt_of_max_score) == 0:
                 selected = i
     return selected
 
